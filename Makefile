@@ -1,0 +1,56 @@
+# libxl-reaper.  `make`, `make check`, `make demo`, `make install`, ...
+# Each part of the tree adds its rules in its own fragment (*.mk).
+
+BUILD := build
+PREFIX ?= /usr/local
+DESTDIR ?=
+SANITIZE ?= 0
+
+# Evaluated when used, i.e. after `deps` has installed pkg-config's data.
+PKGS = xenlight xlutil xenstore xentoolcore xentoollog yajl
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS = $(shell pkg-config --libs $(PKGS))
+CMOCKA_CFLAGS = $(shell pkg-config --cflags cmocka)
+CMOCKA_LIBS = $(shell pkg-config --libs cmocka)
+
+CC ?= cc
+OPT ?= -O2 -g
+WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
+CFLAGS_ALL = -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC \
+	-Itools/libxl-reaper/include -Itools/libxl-reaper $(PKG_CFLAGS) $(CFLAGS)
+LDFLAGS_ALL = $(LDFLAGS)
+ifeq ($(SANITIZE),1)
+CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+LDFLAGS_ALL += -fsanitize=address,undefined
+BUILD := build/sanitize
+endif
+
+DEPS_STAMP := build/.deps-ok
+
+.PHONY: all deps check demo soak bench install docs clean
+all:
+
+deps: $(DEPS_STAMP)
+$(DEPS_STAMP): scripts/install-deps
+	scripts/install-deps
+	@mkdir -p $(@D) && touch $@
+
+# Objects: build/obj/<path>.o, with header dependencies.
+$(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c -o $@ $<
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+include tools/libxl-reaper/lib.mk
+include tools/xl-hooks/hooks.mk
+include tests/tests.mk
+-include tests/e2e/e2e.mk
+-include bench/bench.mk
+-include docs/docs.mk
+
+clean:
+	rm -rf build
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,332 @@
+/*
+ * xlr_test.c - helpers shared by the test suites.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "xlr_test.h"
+
+unsigned xlrt_rounds(unsigned dflt)
+{
+    const char *s = getenv("XLR_ROUNDS");
+    long v = s ? strtol(s, NULL, 10) : 0;
+
+    return v > 0 ? (unsigned)v : dflt;
+}
+
+const char *xlrt_build_dir(void)
+{
+    const char *b = getenv("XLR_BUILD");
+
+    return b && *b ? b : "build";
+}
+
+char *xlrt_tmpdir(void)
+{
+    char *d = strdup("/tmp/xlr-test.XXXXXX");
+
+    assert_non_null(d);
+    assert_non_null(mkdtemp(d));
+    return d;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag,
+                  struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+void xlrt_tmpdir_remove(char *dir)
+{
+    if (!dir)
+        return;
+    nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    free(dir);
+}
+
+char *xlrt_write_file(const char *dir, const char *name, const char *text)
+{
+    char *path;
+    FILE *f;
+
+    assert_true(asprintf(&path, "%s/%s", dir, name) > 0);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(path, 0644), 0);
+    return path;
+}
+
+xentoollog_logger *xlrt_logger(void)
+{
+    static xentoollog_logger_stdiostream *lg;
+    const char *l = getenv("XLR_TEST_LOG");
+    xentoollog_level level = XTL_CRITICAL;
+
+    if (lg)
+        return (xentoollog_logger *)lg;
+    if (l && !strcmp(l, "debug"))
+        level = XTL_DEBUG;
+    else if (l && !strcmp(l, "info"))
+        level = XTL_INFO;
+    else if (l && !strcmp(l, "warn"))
+        level = XTL_WARN;
+    lg = xtl_createlogger_stdiostream(stderr, level, 0);
+    assert_non_null(lg);
+    return (xentoollog_logger *)lg;
+}
+
+xlreaper_ctx *xlrt_ctx(const char *tmpdir, const char *config_text)
+{
+    xlreaper_ctx *ctx;
+    char *path = xlrt_write_file(tmpdir, "xl-reaper.conf", config_text);
+
+    assert_int_equal(xlreaper_ctx_alloc(&ctx, xlrt_logger()), 0);
+    assert_int_equal(xlreaper_config_load(ctx, path,
+                                          XLREAPER_CONFIG_MUST_EXIST),
+                     0);
+    free(path);
+    return ctx;
+}
+
+/* ---------- our own kernel count ---------- */
+
+/* 1 if a probe under uid with RLIMIT_NPROC = limit could fork, 0 if not,
+ * -1 on error. */
+static int probe_fits(uid_t uid, unsigned long limit)
+{
+    pid_t pid = fork();
+    int status;
+
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        struct rlimit rl = { limit, limit };
+        if (syscall(SYS_setgroups, 0, NULL) ||
+            syscall(SYS_setresgid, uid, uid, uid) ||
+            setrlimit(RLIMIT_NPROC, &rl) ||
+            syscall(SYS_setresuid, uid, uid, uid))
+            _exit(3);
+        pid_t c = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
+        if (c == 0)
+            _exit(0);
+        if (c < 0)
+            _exit(errno == EAGAIN ? 1 : 3);
+        while (waitpid(c, &status, 0) < 0 && errno == EINTR)
+            ;
+        _exit(0);
+    }
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    if (WIFSIGNALED(status))
+        return 0; /* only a task of uid could have killed it */
+    if (!WIFEXITED(status) || WEXITSTATUS(status) > 1)
+        return -1;
+    return WEXITSTATUS(status) == 0;
+}
+
+long xlrt_kernel_count(uid_t uid)
+{
+    unsigned long lo = 1, hi = 2;
+    int f;
+
+    /* fits(L) holds iff the other tasks number at most L - 2. */
+    while ((f = probe_fits(uid, hi)) == 0) {
+        lo = hi;
+        hi *= 2;
+        if (hi > (1ul << 23))
+            return -1;
+    }
+    if (f < 0)
+        return -1;
+    while (hi - lo > 1) {
+        unsigned long mid = lo + (hi - lo) / 2;
+        f = probe_fits(uid, mid);
+        if (f < 0)
+            return -1;
+        if (f)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return (long)hi - 2;
+}
+
+/* ---------- nursery ---------- */
+
+static volatile sig_atomic_t nursery_stop;
+
+static void nursery_on_term(int sig)
+{
+    (void)sig;
+    nursery_stop = 1;
+}
+
+pid_t xlrt_nursery_start(void (*fn)(void *arg), void *arg)
+{
+    pid_t n = fork();
+
+    assert_true(n >= 0);
+    if (n > 0)
+        return n;
+
+    /* The nursery: orphans of fn's tree come to us, not to a slow init. */
+    struct sigaction sa = { .sa_handler = nursery_on_term };
+    sigaction(SIGTERM, &sa, NULL);
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    pid_t c = fork();
+    if (c < 0)
+        _exit(1);
+    if (c == 0) {
+        sa.sa_handler = SIG_DFL;
+        sigaction(SIGTERM, &sa, NULL);
+        fn(arg);
+        _exit(0);
+    }
+    while (!nursery_stop) {
+        /* Orphans can arrive after ECHILD: poll, briefly. */
+        if (waitpid(-1, NULL, __WALL) < 0 && errno == ECHILD)
+            usleep(1000);
+    }
+    /* Whatever is left is ours to reap, not to kill: the test decides. */
+    while (waitpid(-1, NULL, __WALL | WNOHANG) > 0)
+        ;
+    _exit(0);
+}
+
+void xlrt_nursery_stop(pid_t nursery)
+{
+    int status;
+
+    kill(nursery, SIGTERM);
+    while (waitpid(nursery, &status, 0) < 0 && errno == EINTR)
+        ;
+}
+
+/* ---------- bystanders ---------- */
+
+pid_t xlrt_bystander_start(uid_t uid)
+{
+    pid_t pid = fork();
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (syscall(SYS_setgroups, 0, NULL) ||
+            syscall(SYS_setresgid, uid, uid, uid) ||
+            syscall(SYS_setresuid, uid, uid, uid))
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    return pid;
+}
+
+bool xlrt_alive(pid_t pid)
+{
+    char path[64], buf[512], *p;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+void xlrt_bystander_stop(pid_t pid)
+{
+    int status;
+
+    /* Our own unreaped child: the pid cannot have been reused. */
+    kill(pid, SIGKILL);
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+}
+
+/* ---------- running a program ---------- */
+
+static char *slurp(int fd)
+{
+    size_t len = 0, cap = 4096;
+    char *buf = malloc(cap);
+    ssize_t r;
+
+    assert_non_null(buf);
+    while ((r = read(fd, buf + len, cap - len - 1)) != 0) {
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        len += (size_t)r;
+        if (cap - len < 2) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+int xlrt_run(char *const argv[], char **out_r, char **err_r)
+{
+    int out[2], err[2], status;
+    char *o, *e;
+    pid_t pid;
+
+    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(err, O_CLOEXEC), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(out[1]);
+    close(err[1]);
+    /* Small outputs: reading one pipe to its end before the other cannot
+     * deadlock below the pipe buffer's size. */
+    o = slurp(out[0]);
+    e = slurp(err[0]);
+    close(out[0]);
+    close(err[0]);
+    while (waitpid(pid, &status, 0) < 0)
+        if (errno != EINTR)
+            return -1;
+    if (out_r)
+        *out_r = o;
+    else
+        free(o);
+    if (err_r)
+        *err_r = e;
+    else
+        free(e);
+    return status;
+}

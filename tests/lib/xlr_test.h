@@ -1,0 +1,66 @@
+/*
+ * xlr_test.h - helpers shared by the test suites.  They use the kernel
+ * directly and never the library under test, so that a suite's verdict
+ * does not rest on the code it checks.
+ */
+#ifndef XLR_TEST_H
+#define XLR_TEST_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <cmocka.h>
+
+#include "xlreaper.h"
+
+/* How many rounds a repeated real-process test runs: $XLR_ROUNDS. */
+unsigned xlrt_rounds(unsigned dflt);
+
+/* A fresh directory under /tmp, removed by xlrt_tmpdir_remove. */
+char *xlrt_tmpdir(void);
+void xlrt_tmpdir_remove(char *dir);
+
+/* Writes text to dir/name (mode 0644); returns the malloc'd path. */
+char *xlrt_write_file(const char *dir, const char *name, const char *text);
+
+/* A logger on stderr; level from $XLR_TEST_LOG (debug|info|warn), or
+ * errors only. */
+xentoollog_logger *xlrt_logger(void);
+
+/* A ctx with config text loaded (it must load), in tmpdir. */
+xlreaper_ctx *xlrt_ctx(const char *tmpdir, const char *config_text);
+
+/*
+ * The kernel's count of uid's tasks, by our own probe (RLIMIT_NPROC
+ * search; see tools/libxl-reaper/xlreaper_count.c for the argument).
+ * -1 if the probe failed.
+ */
+long xlrt_kernel_count(uid_t uid);
+
+/* A root-owned "nursery": a child subreaper that runs fn(arg) in a child
+ * of its own and reaps every orphan promptly, as a healthy init would.
+ * Returns the nursery's pid. */
+pid_t xlrt_nursery_start(void (*fn)(void *arg), void *arg);
+/* Ends the nursery (our own child, so its pid is safe to signal) and
+ * waits for it. */
+void xlrt_nursery_stop(pid_t nursery);
+
+/* A task that sleeps under uid (all three ids) until stopped. */
+pid_t xlrt_bystander_start(uid_t uid);
+/* True when pid lives and is not a zombie. */
+bool xlrt_alive(pid_t pid);
+void xlrt_bystander_stop(pid_t pid);
+
+/* Runs argv (argv[0] a path) with stdout and stderr captured into
+ * malloc'd strings (either may be NULL).  Returns the exit status as
+ * from waitpid, or -1. */
+int xlrt_run(char *const argv[], char **out_r, char **err_r);
+
+/* The build directory: $XLR_BUILD or "build". */
+const char *xlrt_build_dir(void);
+
+#endif /* XLR_TEST_H */

@@ -1,0 +1,335 @@
+/*
+ * xlreaper.h - make a Xen guest's device model unable to outlive its domain.
+ *
+ * Every device model (DM) runs under its own uid, base + domid.  To kill
+ * one, a forked child takes the global lock, calls
+ * setresuid(pet, dm_uid, 0) and kill(-1, SIGKILL): the kernel signals
+ * every task it may in one pass under the tasklist lock, so a fork racer
+ * cannot slip through, and the target cannot signal back.  Then the uid
+ * is verified empty.  The argument is written out in xlreaper_reap.c.
+ *
+ * Order of calls:
+ *
+ *     xentoollog_logger *lg = ...;          (caller's, e.g. stdiostream)
+ *     xlreaper_ctx *ctx;
+ *     xlreaper_ctx_alloc(&ctx, lg);
+ *     xlreaper_config_load(ctx, path, flags);    validates the uid range
+ *
+ *     xlreaper_domid_parse("5", &domid);
+ *     xlreaper_dm_ids(ctx, domid, &uid, &gid);
+ *
+ *     xlreaper_reap_result res;
+ *     xlreaper_reap_result_init(&res);
+ *     rc = xlreaper_reap(ctx, NULL, domid, &res);   lock, kill, verify
+ *     xlreaper_reap_result_dispose(&res);
+ *
+ *     xlreaper_spawn_plan *plan;
+ *     xlreaper_spawn_plan_new(ctx, domid, prog, argv, &plan);
+ *     xlreaper_spawn_exec(ctx, plan, flags);   returns only on failure
+ *     xlreaper_spawn_plan_free(plan);
+ *
+ *     xlreaper_ctx_free(ctx);
+ *
+ * Conventions: functions return 0 or a negative XLREAPER_ERROR_*; they
+ * never exit and never print, they log through the caller's logger.
+ * Out-parameters end in _r.  Structs have _init and an idempotent
+ * _dispose.  A ctx is not safe for concurrent use from two threads; use
+ * one ctx per thread.  All of it needs root.
+ */
+#ifndef XLREAPER_H
+#define XLREAPER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <xentoollog.h>
+
+/* ---------- errors ---------- */
+
+#define XLREAPER_ERROR_FAIL          -1 /* a system call failed; logged */
+#define XLREAPER_ERROR_INVAL         -2 /* bad input or configuration */
+#define XLREAPER_ERROR_NOMEM         -3
+#define XLREAPER_ERROR_LOCK_TIMEOUT  -4 /* the global lock was not had */
+#define XLREAPER_ERROR_REMAIN        -5 /* live tasks remain: see result */
+#define XLREAPER_ERROR_BUSY          -6 /* the DM uid still has tasks */
+#define XLREAPER_ERROR_PERM          -7 /* needs root */
+
+/* A static string naming rc; never NULL. */
+const char *xlreaper_strerror(int rc);
+
+/* ---------- context ---------- */
+
+typedef struct xlreaper_ctx xlreaper_ctx;
+
+/*
+ * lg is borrowed: it must outlive the ctx, and xlreaper_ctx_free does not
+ * destroy it.  Returns 0, XLREAPER_ERROR_INVAL (lg NULL) or _NOMEM.
+ */
+int xlreaper_ctx_alloc(xlreaper_ctx **ctx_r, xentoollog_logger *lg);
+void xlreaper_ctx_free(xlreaper_ctx *ctx); /* NULL is fine */
+
+/* ---------- configuration ---------- */
+
+#define XLREAPER_DEFAULT_CONFIG "/etc/xen/xl-reaper.conf"
+#define XLREAPER_DEFAULT_LOCK_FILE "/var/run/xen/dm-reaper-lock"
+
+/* The passwd users that upstream libxl 4.17 uses; we agree with them. */
+#define XLREAPER_USER_RANGE_BASE "xen-qemuuser-range-base"
+#define XLREAPER_USER_REAPER "xen-qemuuser-reaper"
+#define XLREAPER_USER_SHARED "xen-qemuuser-shared"
+
+/* How a DM's gid is chosen. */
+typedef enum {
+    XLREAPER_GID_PER_DOMAIN = 0, /* gid = the DM's uid (default) */
+    XLREAPER_GID_RANGE_BASE,     /* every DM: the range base's gid
+                                  * (upstream libxl's behaviour) */
+} xlreaper_gid_mode;
+
+/* How the DM's uid is taken on at spawn. */
+typedef enum {
+    XLREAPER_UID_SWITCH_EXEC = 0, /* we switch before execve */
+    XLREAPER_UID_SWITCH_RUNAS,    /* QEMU switches itself (-runas) */
+} xlreaper_uid_switch;
+
+/* One resource limit applied between fork and execve. */
+typedef struct {
+    int resource;     /* RLIMIT_* */
+    const char *key;  /* its config key, e.g. "fsize_limit" */
+    uint64_t limit;   /* soft = hard = limit */
+} xlreaper_rlimit;
+
+#define XLREAPER_MAX_RLIMITS 8
+
+/*
+ * The settings in force, read-only to callers, filled by
+ * xlreaper_config_load and valid until the next load or ctx_free.  The
+ * *_from strings say where a value came from, for `xl-reaper check`.
+ */
+typedef struct {
+    const char *path;            /* file read, or NULL: defaults only */
+
+    uid_t dm_uid_base;           /* uid of domid 0 */
+    const char *dm_uid_base_from;
+    uid_t reaper_uid;            /* the pet: never runs anything */
+    const char *reaper_uid_from;
+    xlreaper_gid_mode dm_gid_mode;
+    gid_t range_base_gid;        /* for XLREAPER_GID_RANGE_BASE */
+
+    const char *lock_file;
+    unsigned lock_timeout_ms;
+    unsigned reap_timeout_ms;    /* deadline for kill + verification */
+
+    /* Spawn. */
+    unsigned nproc_limit;        /* RLIMIT_NPROC: counts threads too */
+    xlreaper_rlimit rlimits[XLREAPER_MAX_RLIMITS]; /* NPROC excluded */
+    unsigned num_rlimits;
+    xlreaper_uid_switch uid_switch;
+    bool reap_stale;             /* reap a busy DM uid before spawn */
+    bool unshare_ipc_mount;      /* unshare(CLONE_NEWNS|CLONE_NEWIPC) */
+    bool unshare_net;            /* unshare(CLONE_NEWNET) */
+    bool dumpable;               /* PR_SET_DUMPABLE after the switch */
+    const char *chroot_base;     /* chroot to <base>/qemu-root-<domid>
+                                  * when that directory exists */
+    const char *cgroup_parent;   /* cgroup v2 dir; NULL: no cgroup */
+    const char *qemu_path;       /* for qemu-dm-restrict */
+
+    /* Daemon. */
+    unsigned sweep_interval_s;
+} xlreaper_config;
+
+#define XLREAPER_CONFIG_MUST_EXIST 1u /* a missing file is an error */
+
+/*
+ * Reads path (NULL: XLREAPER_DEFAULT_CONFIG) with libxlutil and checks
+ * every key and the whole uid range.  Without XLREAPER_CONFIG_MUST_EXIST
+ * a missing file means "defaults".  On failure the previous settings stay
+ * in force (so a daemon can refuse a bad reload) and the reason is
+ * logged, with file:line where there is one.  Returns 0, _INVAL, _NOMEM
+ * or _FAIL.
+ */
+int xlreaper_config_load(xlreaper_ctx *ctx, const char *path,
+                         unsigned flags);
+
+/* NULL until a load succeeded.  Owned by ctx. */
+const xlreaper_config *xlreaper_config_get(const xlreaper_ctx *ctx);
+
+/* The i-th config key the parser accepts, or NULL past the last. */
+const char *xlreaper_config_key_name(unsigned i);
+
+/* ---------- uids ---------- */
+
+/* Highest domid of an ordinary domain: DOMID_FIRST_RESERVED - 1. */
+uint32_t xlreaper_max_domid(void);
+
+/*
+ * Parses a domid of an ordinary domain other than dom0: decimal digits
+ * only, 1 <= domid <= xlreaper_max_domid().  Returns 0 or _INVAL (with
+ * nothing logged: the caller says what was wrong with its input).
+ */
+int xlreaper_domid_parse(const char *s, uint32_t *domid_r);
+
+/* The uid and gid domid's DM runs under.  0 or _INVAL. */
+int xlreaper_dm_ids(const xlreaper_ctx *ctx, uint32_t domid, uid_t *uid_r,
+                    gid_t *gid_r);
+
+/*
+ * The domid whose DM uid is uid.  0, or _INVAL when uid is not a DM uid
+ * (outside base+1 .. base+max_domid).
+ */
+int xlreaper_uid_domid(const xlreaper_ctx *ctx, uid_t uid,
+                       uint32_t *domid_r);
+
+/* ---------- tasks of a uid ---------- */
+
+/* One task (thread) that a /proc scan found. */
+typedef struct {
+    pid_t tid, tgid, ppid;
+    char state;              /* as in /proc: R S D Z T t X I ... */
+    uid_t ruid, euid, suid, fsuid;
+    bool kill_pending;       /* SIGKILL pending, or already exiting */
+    char comm[17];
+    char wchan[48];          /* where a D-state task sleeps, or "" */
+} xlreaper_task;
+
+typedef struct {
+    xlreaper_task *tasks;
+    unsigned num, cap;
+} xlreaper_task_list;
+
+void xlreaper_task_list_init(xlreaper_task_list *list);
+void xlreaper_task_list_dispose(xlreaper_task_list *list);
+
+/*
+ * Every task any of whose real, effective, saved or filesystem uids is
+ * uid.  Note that a scan cannot prove a uid is empty while its tasks can
+ * still fork: a fork racer's generations live shorter than a scan.
+ * Appends to list; 0, _NOMEM or _FAIL.
+ */
+int xlreaper_scan_uid(xlreaper_ctx *ctx, uid_t uid,
+                      xlreaper_task_list *list);
+
+/*
+ * Asks the kernel whether uid has any task at all, live or zombie, in any
+ * namespace: a probe child takes all three ids of uid with
+ * RLIMIT_NPROC = 2 and can fork once only if nothing else counts against
+ * uid.  *empty_r is set on success.  0, _FAIL or _INVAL.
+ */
+int xlreaper_uid_empty(xlreaper_ctx *ctx, uid_t uid, bool *empty_r);
+
+/*
+ * The kernel's count of the tasks of uid, found by probing with a range
+ * of RLIMIT_NPROC values.  Exact while the count is still; for a fork
+ * racer it is a snapshot.  0, _FAIL or _INVAL.
+ */
+int xlreaper_uid_count(xlreaper_ctx *ctx, uid_t uid, unsigned *count_r);
+
+/* ---------- the global lock ---------- */
+
+typedef struct xlreaper_lock xlreaper_lock;
+
+/*
+ * flock(LOCK_EX) on the configured lock_file, waiting at most
+ * lock_timeout_ms.  The descriptor is O_CLOEXEC, so a DM never inherits
+ * it.  0, _LOCK_TIMEOUT, _FAIL or _NOMEM.
+ */
+int xlreaper_lock_acquire(xlreaper_ctx *ctx, xlreaper_lock **lock_r);
+void xlreaper_lock_release(xlreaper_lock *lock); /* NULL is fine */
+/* How long acquire waited, in microseconds. */
+uint64_t xlreaper_lock_wait_us(const xlreaper_lock *lock);
+
+/* ---------- reaping ---------- */
+
+typedef enum {
+    XLREAPER_OUTCOME_NONE = 0,   /* not reaped (an error before) */
+    XLREAPER_OUTCOME_EMPTY,      /* the kernel counts no task of uid */
+    XLREAPER_OUTCOME_ZOMBIES,    /* no live task; zombies wait for a
+                                  * parent outside the uid */
+    XLREAPER_OUTCOME_REMAIN,     /* live or D-state tasks remain */
+} xlreaper_outcome;
+
+typedef struct {
+    uint32_t domid;
+    uid_t uid;
+    xlreaper_outcome outcome;
+    /* Tasks seen live before or while dying after a kill: a lower bound,
+     * since a task can be reaped before a scan reaches it. */
+    unsigned tasks_killed;
+    unsigned rounds;             /* kill(-1) calls made */
+    uint64_t duration_us;        /* from the call to the verdict */
+    uint64_t lock_wait_us;
+    xlreaper_task_list zombies;  /* left waiting for their parent */
+    xlreaper_task_list stuck;    /* D state: SIGKILL pending */
+    xlreaper_task_list live;     /* live, and why in unreachable */
+    unsigned unreachable;        /* of live: uid only as euid/fsuid, which
+                                  * kill(-1) as the pet cannot signal */
+    bool kernel_empty;           /* the kernel count was zero */
+} xlreaper_reap_result;
+
+void xlreaper_reap_result_init(xlreaper_reap_result *res);
+void xlreaper_reap_result_dispose(xlreaper_reap_result *res);
+
+/*
+ * Kills every task of domid's DM uid and verifies, in rounds until the
+ * kernel counts none or reap_timeout_ms passes.  held: the global lock if
+ * the caller holds it (the daemon holds it across its domain list), or
+ * NULL to take and release it here.  res is filled whenever the kill was
+ * tried.  Returns 0 (outcome EMPTY or ZOMBIES), _REMAIN, _LOCK_TIMEOUT,
+ * _INVAL (also when the pet uid runs tasks: they would be killed, and
+ * could kill the reaper) or _FAIL.
+ */
+int xlreaper_reap(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
+                  xlreaper_reap_result *res);
+
+/*
+ * One line for people: "domid 5 (uid 131077): killed 3 tasks in 2.1 ms,
+ * verified empty", or what remains and why.  Returns a malloc'd string
+ * the caller frees, or NULL on ENOMEM.
+ */
+char *xlreaper_reap_result_describe(const xlreaper_reap_result *res);
+
+/*
+ * The result as one JSON object (yajl): event, domid, uid, outcome,
+ * tasks_killed, rounds, duration_us, lock_wait_us, zombies, stuck,
+ * live.  *json_r is malloc'd, caller frees.  0 or _NOMEM.
+ */
+int xlreaper_reap_result_json(const xlreaper_reap_result *res,
+                              char **json_r);
+
+/* ---------- spawning a device model ---------- */
+
+typedef struct xlreaper_spawn_plan xlreaper_spawn_plan;
+
+/*
+ * Computes everything a restricted start of prog under domid's DM ids
+ * needs, so that the child only applies it.  prog without a '/' is looked
+ * up in PATH.  argv is copied.  Touches no process.  0, _INVAL, _NOMEM.
+ */
+int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
+                            const char *prog, char *const argv[],
+                            xlreaper_spawn_plan **plan_r);
+void xlreaper_spawn_plan_free(xlreaper_spawn_plan *plan); /* NULL fine */
+
+#define XLREAPER_SPAWN_REAP_STALE 1u /* reap a busy DM uid first */
+
+/*
+ * Takes the lock, refuses (_BUSY) if the DM uid still has tasks unless
+ * XLREAPER_SPAWN_REAP_STALE or reap_stale is set, applies the plan to
+ * this process and execve()s.  Returns only on failure, having logged the
+ * step that failed and its errno; this process may then be half
+ * restricted and should exit.  _INVAL, _BUSY, _LOCK_TIMEOUT, _REMAIN,
+ * _FAIL.
+ */
+int xlreaper_spawn_exec(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
+                        unsigned flags);
+
+/*
+ * As xlreaper_spawn_exec, but in a forked child; the parent learns of
+ * any failing step through a CLOEXEC pipe and reports it.  On success
+ * *pid_r is the DM's pid and, if pidfd_r is not NULL, *pidfd_r a pidfd
+ * for it (O_CLOEXEC; the caller closes it).  The caller reaps the child.
+ */
+int xlreaper_spawn(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
+                   unsigned flags, pid_t *pid_r, int *pidfd_r);
+
+#endif /* XLREAPER_H */

@@ -1,0 +1,27 @@
+# The library: build/lib/libxlreaper.a and libxlreaper.so.
+LIB_SRCS := $(wildcard tools/libxl-reaper/*.c)
+LIB_OBJS := $(call obj,$(LIB_SRCS))
+LIB_A := $(BUILD)/lib/libxlreaper.a
+LIB_SO := $(BUILD)/lib/libxlreaper.so.0
+
+all: $(LIB_A) $(LIB_SO)
+
+$(LIB_A): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(LIB_SO): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,libxlreaper.so.0 $(LDFLAGS_ALL) -o $@ $^ \
+		$(PKG_LIBS) -lpthread
+	ln -sf libxlreaper.so.0 $(@D)/libxlreaper.so
+
+install: install-lib
+.PHONY: install-lib
+install-lib: $(LIB_A) $(LIB_SO)
+	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
+	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/
+	ln -sf libxlreaper.so.0 $(DESTDIR)$(PREFIX)/lib/libxlreaper.so
+	install -m 644 tools/libxl-reaper/include/xlreaper.h \
+		$(DESTDIR)$(PREFIX)/include/

@@ -1,0 +1,436 @@
+/*
+ * xlreaper_config.c - the config file: xl.cfg syntax, read by libxlutil.
+ *
+ * libxlutil checks the syntax and converts values; the ranges, the key
+ * names and the uid range against passwd are checked here, because
+ * libxlutil accepts 0, huge numbers and unknown keys without a word
+ * (FINDINGS.md).  Every key is in keys[] below, once.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <libxlutil.h>
+
+#include "xlreaper_internal.h"
+
+#define CONFIG_MAX_BYTES (1u << 20)
+#define MAX_KEYS_SEEN 128
+
+typedef enum {
+    KEY_UNSIGNED, /* unsigned field, min..max */
+    KEY_UID,      /* a uid, settled against passwd later */
+    KEY_PATH,     /* absolute path, owned string field */
+    KEY_ENUM,     /* string from choices[], stored as its index */
+    KEY_BOOL,     /* 0 or 1 */
+} key_type;
+
+typedef struct {
+    const char *key;
+    key_type type;
+    size_t offset; /* into xlreaper_config */
+    long min, max;
+    const char *const *choices;
+} key_spec;
+
+static const char *const gid_modes[] = { "per-domain", "range-base", NULL };
+
+#define F(field) offsetof(xlreaper_config, field)
+#define UNSIGNED(k, field, lo, hi) { k, KEY_UNSIGNED, F(field), lo, hi, NULL }
+#define PATH(k, field) { k, KEY_PATH, F(field), 0, 0, NULL }
+#define ENUM(k, field, ch) { k, KEY_ENUM, F(field), 0, 0, ch }
+#define BOOL(k, field) { k, KEY_BOOL, F(field), 0, 1, NULL }
+
+static const key_spec keys[] = {
+    { "dm_uid_base", KEY_UID, 0, 1, (long)UINT32_MAX, NULL },
+    { "reaper_uid", KEY_UID, 0, 1, (long)UINT32_MAX - 1, NULL },
+    ENUM("dm_gid_mode", dm_gid_mode, gid_modes),
+    PATH("lock_file", lock_file),
+    UNSIGNED("lock_timeout_ms", lock_timeout_ms, 0, 3600000),
+    UNSIGNED("reap_timeout_ms", reap_timeout_ms, 10, 3600000),
+    UNSIGNED("nproc_limit", nproc_limit, 1, 1 << 20),
+};
+
+#undef F
+#undef UNSIGNED
+#undef PATH
+#undef ENUM
+#undef BOOL
+
+#define NUM_KEYS (sizeof(keys) / sizeof(keys[0]))
+
+const char *xlreaper_config_key_name(unsigned i)
+{
+    return i < NUM_KEYS ? keys[i].key : NULL;
+}
+
+/* Defaults.  The DM limit counts QEMU's threads; see the spawn docs. */
+#define DEFAULT_LOCK_TIMEOUT_MS 10000
+#define DEFAULT_REAP_TIMEOUT_MS 5000
+#define DEFAULT_NPROC_LIMIT 64
+
+void xlreaper__config_init(xlreaper_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->dm_gid_mode = XLREAPER_GID_PER_DOMAIN;
+    cfg->lock_timeout_ms = DEFAULT_LOCK_TIMEOUT_MS;
+    cfg->reap_timeout_ms = DEFAULT_REAP_TIMEOUT_MS;
+    cfg->nproc_limit = DEFAULT_NPROC_LIMIT;
+}
+
+void xlreaper__config_dispose(xlreaper_config *cfg)
+{
+    for (size_t i = 0; i < NUM_KEYS; i++) {
+        if (keys[i].type == KEY_PATH) {
+            char **p = (char **)((char *)cfg + keys[i].offset);
+            free(*p);
+            *p = NULL;
+        }
+    }
+    free((char *)cfg->path);
+    cfg->path = NULL;
+}
+
+static int set_default_strings(xlreaper_config *cfg)
+{
+    cfg->lock_file = strdup(XLREAPER_DEFAULT_LOCK_FILE);
+    return cfg->lock_file ? 0 : XLREAPER_ERROR_NOMEM;
+}
+
+/* ---------- reading the file ---------- */
+
+/* Reads path into *text_r; 1 if absent, 0 if read, or an error. */
+static int read_config_text(xlreaper_ctx *ctx, const char *path,
+                            char **text_r, size_t *len_r)
+{
+    struct stat st;
+    char *text = NULL;
+    ssize_t got;
+    int fd, rc;
+
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+        if (errno == ENOENT)
+            return 1;
+        LOGE(ERROR, "%s: cannot open config file", path);
+        return XLREAPER_ERROR_INVAL;
+    }
+    if (fstat(fd, &st) < 0) {
+        LOGE(ERROR, "%s: fstat", path);
+        rc = XLREAPER_ERROR_FAIL;
+        goto out;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        LOG(ERROR, "%s: not a regular file", path);
+        rc = XLREAPER_ERROR_INVAL;
+        goto out;
+    }
+    /* Whoever can write this file chooses which uids get killed. */
+    if ((st.st_mode & S_IWOTH) || (st.st_uid != 0 && geteuid() == 0) ||
+        ((st.st_mode & S_IWGRP) && st.st_gid != 0)) {
+        LOG(ERROR, "%s: writable by someone other than root; refusing it",
+            path);
+        rc = XLREAPER_ERROR_INVAL;
+        goto out;
+    }
+    if (st.st_size > CONFIG_MAX_BYTES) {
+        LOG(ERROR, "%s: larger than %u bytes", path, CONFIG_MAX_BYTES);
+        rc = XLREAPER_ERROR_INVAL;
+        goto out;
+    }
+    text = malloc((size_t)st.st_size + 1);
+    if (!text) {
+        rc = XLREAPER_ERROR_NOMEM;
+        goto out;
+    }
+    got = xlreaper__read_all(fd, text, (size_t)st.st_size + 1);
+    if (got < 0) {
+        LOGE(ERROR, "%s: read", path);
+        rc = XLREAPER_ERROR_FAIL;
+        goto out;
+    }
+    if (got > st.st_size) {
+        LOG(ERROR, "%s: changed while being read", path);
+        rc = XLREAPER_ERROR_INVAL;
+        goto out;
+    }
+    text[got] = '\0';
+    *text_r = text;
+    *len_r = (size_t)got;
+    text = NULL;
+    rc = 0;
+
+out:
+    free(text);
+    close(fd);
+    return rc;
+}
+
+/* ---------- keys ---------- */
+
+typedef struct {
+    xlreaper_ctx *ctx;
+    const char *path;
+    unsigned num;
+    struct {
+        char key[65];
+        unsigned line;
+    } seen[MAX_KEYS_SEEN];
+    unsigned bad;
+} key_walk;
+
+static const key_spec *find_key(const char *key)
+{
+    for (size_t i = 0; i < NUM_KEYS; i++)
+        if (!strcmp(keys[i].key, key))
+            return &keys[i];
+    return NULL;
+}
+
+static int key_walk_one(void *arg, const char *key, unsigned line)
+{
+    key_walk *w = arg;
+    xlreaper_ctx *ctx = w->ctx;
+
+    for (unsigned i = 0; i < w->num; i++) {
+        if (!strcmp(w->seen[i].key, key)) {
+            LOG(ERROR, "%s:%u: %s is set again (first set at line %u)",
+                w->path, line, key, w->seen[i].line);
+            w->bad++;
+            return 0;
+        }
+    }
+    if (!find_key(key)) {
+        LOG(ERROR, "%s:%u: unknown key %s", w->path, line, key);
+        w->bad++;
+    }
+    if (w->num == MAX_KEYS_SEEN) {
+        LOG(ERROR, "%s:%u: more than %u settings", w->path, line,
+            MAX_KEYS_SEEN);
+        w->bad++;
+        return 1;
+    }
+    snprintf(w->seen[w->num].key, sizeof(w->seen[0].key), "%s", key);
+    w->seen[w->num].line = line;
+    w->num++;
+    return 0;
+}
+
+static unsigned key_line(const key_walk *w, const char *key)
+{
+    for (unsigned i = 0; i < w->num; i++)
+        if (!strcmp(w->seen[i].key, key))
+            return w->seen[i].line;
+    return 0;
+}
+
+/* Reads one key's value into cfg (or *want_* for uids). */
+static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
+                    const key_walk *w, const key_spec *k,
+                    xlreaper_config *cfg, long *want_base,
+                    long *want_reaper)
+{
+    unsigned line = key_line(w, k->key);
+    const char *s;
+    long v;
+    int e;
+
+    switch (k->type) {
+    case KEY_UNSIGNED:
+    case KEY_UID:
+    case KEY_BOOL:
+        e = xlu_cfg_get_long(xlu, k->key, &v, 1);
+        if (e) {
+            LOG(ERROR, "%s:%u: %s must be a number", w->path, line,
+                k->key);
+            return XLREAPER_ERROR_INVAL;
+        }
+        if (v < k->min || v > k->max || v == LONG_MAX) {
+            LOG(ERROR, "%s:%u: %s = %ld is out of range %ld..%ld", w->path,
+                line, k->key, v, k->min, k->max);
+            return XLREAPER_ERROR_INVAL;
+        }
+        if (k->type == KEY_UID)
+            *(!strcmp(k->key, "dm_uid_base") ? want_base : want_reaper) = v;
+        else if (k->type == KEY_BOOL)
+            *(bool *)((char *)cfg + k->offset) = v != 0;
+        else
+            *(unsigned *)((char *)cfg + k->offset) = (unsigned)v;
+        return 0;
+
+    case KEY_PATH:
+    case KEY_ENUM:
+        e = xlu_cfg_get_string(xlu, k->key, &s, 1);
+        if (e) {
+            LOG(ERROR, "%s:%u: %s must be a quoted string", w->path, line,
+                k->key);
+            return XLREAPER_ERROR_INVAL;
+        }
+        if (k->type == KEY_ENUM) {
+            for (int i = 0; k->choices[i]; i++) {
+                if (!strcmp(s, k->choices[i])) {
+                    *(int *)((char *)cfg + k->offset) = i;
+                    return 0;
+                }
+            }
+            LOG(ERROR, "%s:%u: %s = \"%s\" is not one of the choices",
+                w->path, line, k->key, s);
+            return XLREAPER_ERROR_INVAL;
+        }
+        if (s[0] != '/' || strlen(s) >= PATH_MAX) {
+            LOG(ERROR, "%s:%u: %s must be an absolute path", w->path, line,
+                k->key);
+            return XLREAPER_ERROR_INVAL;
+        } else {
+            char **field = (char **)((char *)cfg + k->offset);
+            char *copy = strdup(s);
+            if (!copy)
+                return XLREAPER_ERROR_NOMEM;
+            free(*field);
+            *field = copy;
+        }
+        return 0;
+    }
+    return XLREAPER_ERROR_INVAL;
+}
+
+/* Logs libxlutil's report (one message a line) as errors. */
+static void log_report(xlreaper_ctx *ctx, char *report)
+{
+    char *save = NULL;
+
+    for (char *l = strtok_r(report, "\n", &save); l;
+         l = strtok_r(NULL, "\n", &save))
+        LOG(ERROR, "%s", l);
+}
+
+static int parse_text(xlreaper_ctx *ctx, const char *path, const char *text,
+                      size_t len, xlreaper_config *cfg, long *want_base,
+                      long *want_reaper)
+{
+    XLU_Config *xlu = NULL;
+    FILE *report = NULL;
+    char *report_text = NULL;
+    size_t report_len = 0;
+    key_walk *w = NULL;
+    int e, rc;
+
+    if (memchr(text, '\0', len)) {
+        LOG(ERROR, "%s: binary data, not a config file", path);
+        return XLREAPER_ERROR_INVAL;
+    }
+    report = open_memstream(&report_text, &report_len);
+    if (!report)
+        return XLREAPER_ERROR_NOMEM;
+    xlu = xlu_cfg_init(report, path);
+    if (!xlu) {
+        rc = XLREAPER_ERROR_NOMEM;
+        goto out;
+    }
+    e = xlu_cfg_readdata(xlu, text, (int)len);
+    if (e) {
+        fflush(report);
+        log_report(ctx, report_text);
+        LOG(ERROR, "%s: not a valid config file", path);
+        rc = XLREAPER_ERROR_INVAL;
+        goto out;
+    }
+
+    w = calloc(1, sizeof(*w));
+    if (!w) {
+        rc = XLREAPER_ERROR_NOMEM;
+        goto out;
+    }
+    w->ctx = ctx;
+    w->path = path;
+    xlreaper__cfg_each_key(text, len, key_walk_one, w);
+    if (w->bad) {
+        rc = XLREAPER_ERROR_INVAL;
+        goto out;
+    }
+    if (!w->num) {
+        LOG(ERROR, "%s: the file sets nothing (remove it to use the "
+                   "defaults)", path);
+        rc = XLREAPER_ERROR_INVAL;
+        goto out;
+    }
+    for (unsigned i = 0; i < w->num; i++) {
+        rc = load_key(ctx, xlu, w, find_key(w->seen[i].key), cfg, want_base,
+                      want_reaper);
+        if (rc)
+            goto out;
+    }
+    rc = 0;
+
+out:
+    free(w);
+    if (xlu)
+        xlu_cfg_destroy(xlu);
+    fclose(report);
+    free(report_text);
+    return rc;
+}
+
+int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
+{
+    xlreaper_config *cfg;
+    char *text = NULL;
+    size_t len = 0;
+    long want_base = -1, want_reaper = -1;
+    int rc;
+
+    if (!path)
+        path = XLREAPER_DEFAULT_CONFIG;
+    cfg = malloc(sizeof(*cfg));
+    if (!cfg)
+        return XLREAPER_ERROR_NOMEM;
+    xlreaper__config_init(cfg);
+    rc = set_default_strings(cfg);
+    if (rc)
+        goto out;
+
+    rc = read_config_text(ctx, path, &text, &len);
+    if (rc < 0)
+        goto out;
+    if (rc == 1) {
+        if (flags & XLREAPER_CONFIG_MUST_EXIST) {
+            LOG(ERROR, "%s: config file does not exist", path);
+            rc = XLREAPER_ERROR_INVAL;
+            goto out;
+        }
+        LOG(DEBUG, "%s absent: using the defaults", path);
+    } else {
+        cfg->path = strdup(path);
+        if (!cfg->path) {
+            rc = XLREAPER_ERROR_NOMEM;
+            goto out;
+        }
+        rc = parse_text(ctx, path, text, len, cfg, &want_base, &want_reaper);
+        if (rc)
+            goto out;
+    }
+
+    rc = xlreaper__uid_settle(ctx, cfg, want_base, want_reaper);
+    if (rc)
+        goto out;
+
+    if (ctx->cfg) {
+        xlreaper__config_dispose(ctx->cfg);
+        free(ctx->cfg);
+    }
+    ctx->cfg = cfg;
+    cfg = NULL;
+    rc = 0;
+
+out:
+    if (cfg) {
+        xlreaper__config_dispose(cfg);
+        free(cfg);
+    }
+    free(text);
+    return rc;
+}

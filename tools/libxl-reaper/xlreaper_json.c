@@ -1,0 +1,101 @@
+/*
+ * xlreaper_json.c - a reap result as a JSON event, through yajl.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <yajl/yajl_gen.h>
+
+#include "xlreaper_internal.h"
+
+static const char *outcome_name(xlreaper_outcome o)
+{
+    switch (o) {
+    case XLREAPER_OUTCOME_EMPTY: return "empty";
+    case XLREAPER_OUTCOME_ZOMBIES: return "zombies";
+    case XLREAPER_OUTCOME_REMAIN: return "remain";
+    default: return "none";
+    }
+}
+
+#define STR(g, s) yajl_gen_string((g), (const unsigned char *)(s), strlen(s))
+
+static void gen_tasks(yajl_gen g, const char *key,
+                      const xlreaper_task_list *l)
+{
+    STR(g, key);
+    yajl_gen_array_open(g);
+    for (unsigned i = 0; i < l->num; i++) {
+        const xlreaper_task *t = &l->tasks[i];
+        char state[2] = { t->state, '\0' };
+
+        yajl_gen_map_open(g);
+        STR(g, "pid");
+        yajl_gen_integer(g, t->tid);
+        STR(g, "ppid");
+        yajl_gen_integer(g, t->ppid);
+        STR(g, "state");
+        STR(g, state);
+        STR(g, "comm");
+        STR(g, t->comm);
+        STR(g, "uids");
+        yajl_gen_array_open(g);
+        yajl_gen_integer(g, t->ruid);
+        yajl_gen_integer(g, t->euid);
+        yajl_gen_integer(g, t->suid);
+        yajl_gen_integer(g, t->fsuid);
+        yajl_gen_array_close(g);
+        if (t->wchan[0]) {
+            STR(g, "wchan");
+            STR(g, t->wchan);
+        }
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+}
+
+int xlreaper_reap_result_json(const xlreaper_reap_result *res, char **json_r)
+{
+    const unsigned char *buf;
+    size_t len;
+    yajl_gen g = yajl_gen_alloc(NULL);
+    int rc = XLREAPER_ERROR_NOMEM;
+
+    if (!g)
+        return rc;
+    yajl_gen_map_open(g);
+    STR(g, "event");
+    STR(g, "reap");
+    STR(g, "domid");
+    yajl_gen_integer(g, res->domid);
+    STR(g, "uid");
+    yajl_gen_integer(g, res->uid);
+    STR(g, "outcome");
+    STR(g, outcome_name(res->outcome));
+    STR(g, "tasks_killed");
+    yajl_gen_integer(g, res->tasks_killed);
+    STR(g, "rounds");
+    yajl_gen_integer(g, res->rounds);
+    STR(g, "duration_us");
+    yajl_gen_integer(g, (long long)res->duration_us);
+    STR(g, "lock_wait_us");
+    yajl_gen_integer(g, (long long)res->lock_wait_us);
+    STR(g, "kernel_empty");
+    yajl_gen_bool(g, res->kernel_empty);
+    gen_tasks(g, "zombies", &res->zombies);
+    gen_tasks(g, "stuck", &res->stuck);
+    gen_tasks(g, "live", &res->live);
+    yajl_gen_map_close(g);
+
+    if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok) {
+        char *out = malloc(len + 1);
+        if (out) {
+            memcpy(out, buf, len);
+            out[len] = '\0';
+            *json_r = out;
+            rc = 0;
+        }
+    }
+    yajl_gen_free(g);
+    return rc;
+}

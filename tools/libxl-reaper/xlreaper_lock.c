@@ -1,0 +1,153 @@
+/*
+ * xlreaper_lock.c - the global reaper lock.
+ *
+ * Why it exists: every killer runs with the same real uid, the pet.  Two
+ * killers at once could signal each other, since each one's real uid
+ * matches the other's, and kill(-1) would take the other down half way.
+ * Spawn takes it too, so that no DM is born into a uid while that uid
+ * is being killed.  The file is the one upstream libxl's own uid reaper
+ * flocks, so libxl and this project never kill at the same time either.
+ *
+ * Anyone who can open the file can flock it, and so stall every reap:
+ * it is kept root-only (0600, in a 0700 directory when we create one).
+ */
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "xlreaper_internal.h"
+
+struct xlreaper_lock {
+    int fd;
+    uint64_t wait_us;
+};
+
+static int make_parent_dir(xlreaper_ctx *ctx, const char *path)
+{
+    char *copy = strdup(path);
+    int rc = 0;
+
+    if (!copy)
+        return XLREAPER_ERROR_NOMEM;
+    if (mkdir(dirname(copy), 0700) < 0 && errno != EEXIST) {
+        LOGE(ERROR, "creating the lock directory %s", copy);
+        rc = XLREAPER_ERROR_FAIL;
+    }
+    free(copy);
+    return rc;
+}
+
+static int open_lock_file(xlreaper_ctx *ctx, const char *path, int *fd_r)
+{
+    struct stat st;
+    int fd, rc;
+
+    fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+              0600);
+    if (fd < 0 && errno == ENOENT) {
+        rc = make_parent_dir(ctx, path);
+        if (rc)
+            return rc;
+        fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+                  0600);
+    }
+    if (fd < 0) {
+        LOGE(ERROR, "opening the reaper lock %s", path);
+        return XLREAPER_ERROR_FAIL;
+    }
+    if (fstat(fd, &st) < 0) {
+        LOGE(ERROR, "fstat %s", path);
+        rc = XLREAPER_ERROR_FAIL;
+        goto fail;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_nlink != 1) {
+        LOG(ERROR, "reaper lock %s is not a root-owned regular file with "
+                   "one link; refusing it", path);
+        rc = XLREAPER_ERROR_FAIL;
+        goto fail;
+    }
+    if (st.st_mode & 077) {
+        /* Upstream libxl creates it 0644: readable is enough to flock. */
+        LOG(NOTICE, "reaper lock %s was mode %03o; making it 0600", path,
+            (unsigned)(st.st_mode & 0777));
+        if (fchmod(fd, 0600) < 0) {
+            LOGE(ERROR, "fchmod %s", path);
+            rc = XLREAPER_ERROR_FAIL;
+            goto fail;
+        }
+    }
+    *fd_r = fd;
+    return 0;
+
+fail:
+    close(fd);
+    return rc;
+}
+
+int xlreaper_lock_acquire(xlreaper_ctx *ctx, xlreaper_lock **lock_r)
+{
+    const xlreaper_config *cfg = ctx->cfg;
+    uint64_t start, deadline, pause_us = 500;
+    xlreaper_lock *lock;
+    int fd = -1, rc;
+
+    if (!cfg)
+        return XLREAPER_ERROR_INVAL;
+    rc = open_lock_file(ctx, cfg->lock_file, &fd);
+    if (rc)
+        return rc;
+
+    /* Poll rather than block, so that the wait is bounded without
+     * signals (a library must not touch the caller's alarm). */
+    start = xlreaper__now_us();
+    deadline = start + (uint64_t)cfg->lock_timeout_ms * 1000u;
+    for (;;) {
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+            break;
+        if (errno == EINTR)
+            continue;
+        if (errno != EWOULDBLOCK) {
+            LOGE(ERROR, "flock %s", cfg->lock_file);
+            close(fd);
+            return XLREAPER_ERROR_FAIL;
+        }
+        if (xlreaper__now_us() >= deadline) {
+            LOG(ERROR,
+                "timed out after %u ms waiting for the reaper lock %s "
+                "(another reaper, ours or libxl's, holds it)",
+                cfg->lock_timeout_ms, cfg->lock_file);
+            close(fd);
+            return XLREAPER_ERROR_LOCK_TIMEOUT;
+        }
+        xlreaper__sleep_us(pause_us);
+        if (pause_us < 16000)
+            pause_us *= 2;
+    }
+
+    lock = malloc(sizeof(*lock));
+    if (!lock) {
+        close(fd);
+        return XLREAPER_ERROR_NOMEM;
+    }
+    lock->fd = fd;
+    lock->wait_us = xlreaper__now_us() - start;
+    *lock_r = lock;
+    return 0;
+}
+
+void xlreaper_lock_release(xlreaper_lock *lock)
+{
+    if (!lock)
+        return;
+    close(lock->fd); /* drops the flock */
+    free(lock);
+}
+
+uint64_t xlreaper_lock_wait_us(const xlreaper_lock *lock)
+{
+    return lock ? lock->wait_us : 0;
+}

@@ -1,0 +1,281 @@
+/*
+ * xlreaper_proc.c - finding the tasks of a uid in /proc.
+ *
+ * A scan is a witness only after the kill: before it, a fork racer's
+ * generations live shorter than the scan takes (FINDINGS.md).  After
+ * kill(-1) no task of the uid can fork or clone (the kernel refuses a
+ * fork with a fatal signal pending), so a later scan sees every task
+ * that is left.  Threads are tasks with their own credentials, so each
+ * one is read.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "xlreaper_internal.h"
+
+/* SIGKILL is bit 8 of the masks in status (signal n is bit n-1). */
+#define SIGKILL_BIT (1ull << 8)
+
+void xlreaper_task_list_init(xlreaper_task_list *list)
+{
+    list->tasks = NULL;
+    list->num = list->cap = 0;
+}
+
+void xlreaper_task_list_dispose(xlreaper_task_list *list)
+{
+    free(list->tasks);
+    xlreaper_task_list_init(list);
+}
+
+int xlreaper__task_list_add(xlreaper_task_list *list, const xlreaper_task *t)
+{
+    if (list->num == list->cap) {
+        unsigned ncap = list->cap ? list->cap * 2 : 16;
+        xlreaper_task *n = realloc(list->tasks, ncap * sizeof(*n));
+        if (!n)
+            return XLREAPER_ERROR_NOMEM;
+        list->tasks = n;
+        list->cap = ncap;
+    }
+    list->tasks[list->num++] = *t;
+    return 0;
+}
+
+/* The value after "Key:\t" on its own line, or NULL. */
+static const char *status_field(const char *text, const char *end,
+                                const char *key)
+{
+    size_t klen = strlen(key);
+    const char *p = text;
+
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            nl = end;
+        if ((size_t)(nl - p) > klen && !memcmp(p, key, klen) &&
+            p[klen] == ':') {
+            p += klen + 1;
+            while (p < nl && (*p == '\t' || *p == ' '))
+                p++;
+            return p;
+        }
+        p = nl + 1;
+    }
+    return NULL;
+}
+
+static int parse_ulongs(const char *p, const char *end, int base,
+                        unsigned long long *out, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char *ep;
+        while (p < end && (*p == ' ' || *p == '\t'))
+            p++;
+        if (p >= end || !isxdigit((unsigned char)*p))
+            return -1;
+        errno = 0;
+        out[i] = strtoull(p, &ep, base);
+        if (errno || ep == p)
+            return -1;
+        p = ep;
+    }
+    return 0;
+}
+
+int xlreaper__parse_status(const char *text, size_t len, xlreaper_task *t,
+                           unsigned *threads_r)
+{
+    const char *end = text + len, *p;
+    unsigned long long v[4];
+    size_t i;
+
+    memset(t, 0, sizeof(*t));
+
+    p = status_field(text, end, "Name");
+    if (!p)
+        return XLREAPER_ERROR_INVAL;
+    /* A DM chooses its own name: keep it printable for logs and JSON. */
+    for (i = 0; i < sizeof(t->comm) - 1 && p + i < end && p[i] != '\n'; i++)
+        t->comm[i] = p[i] >= 0x20 && p[i] < 0x7f ? p[i] : '?';
+
+    p = status_field(text, end, "State");
+    if (!p || p >= end || !isalpha((unsigned char)*p))
+        return XLREAPER_ERROR_INVAL;
+    t->state = *p;
+
+    if (!(p = status_field(text, end, "Tgid")) ||
+        parse_ulongs(p, end, 10, v, 1))
+        return XLREAPER_ERROR_INVAL;
+    t->tgid = (pid_t)v[0];
+    if (!(p = status_field(text, end, "Pid")) ||
+        parse_ulongs(p, end, 10, v, 1))
+        return XLREAPER_ERROR_INVAL;
+    t->tid = (pid_t)v[0];
+    if (!(p = status_field(text, end, "PPid")) ||
+        parse_ulongs(p, end, 10, v, 1))
+        return XLREAPER_ERROR_INVAL;
+    t->ppid = (pid_t)v[0];
+
+    if (!(p = status_field(text, end, "Uid")) ||
+        parse_ulongs(p, end, 10, v, 4))
+        return XLREAPER_ERROR_INVAL;
+    t->ruid = (uid_t)v[0];
+    t->euid = (uid_t)v[1];
+    t->suid = (uid_t)v[2];
+    t->fsuid = (uid_t)v[3];
+
+    /* Absent for some exiting tasks: then the leader is all we see. */
+    *threads_r = 1;
+    if ((p = status_field(text, end, "Threads")) &&
+        !parse_ulongs(p, end, 10, v, 1))
+        *threads_r = (unsigned)v[0];
+
+    t->kill_pending = false;
+    if ((p = status_field(text, end, "ShdPnd")) &&
+        !parse_ulongs(p, end, 16, v, 1) && (v[0] & SIGKILL_BIT))
+        t->kill_pending = true;
+    if ((p = status_field(text, end, "SigPnd")) &&
+        !parse_ulongs(p, end, 16, v, 1) && (v[0] & SIGKILL_BIT))
+        t->kill_pending = true;
+    return 0;
+}
+
+static bool task_has_uid(const xlreaper_task *t, uid_t uid)
+{
+    return t->ruid == uid || t->euid == uid || t->suid == uid ||
+           t->fsuid == uid;
+}
+
+/* Reads dirfd/name into buf.  Bytes, or -1 (the task may be gone). */
+static ssize_t read_at(int dirfd, const char *name, char *buf, size_t max)
+{
+    int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    ssize_t r;
+
+    if (fd < 0)
+        return -1;
+    r = xlreaper__read_all(fd, buf, max);
+    xlreaper__close_keep_errno(fd);
+    return r;
+}
+
+static void read_wchan(int dirfd, const char *rel, xlreaper_task *t)
+{
+    char path[320];
+    ssize_t r;
+
+    snprintf(path, sizeof(path), "%s/wchan", rel);
+    r = read_at(dirfd, path, t->wchan, sizeof(t->wchan) - 1);
+    t->wchan[r > 0 ? r : 0] = '\0';
+}
+
+/* Reads one task's status at dirfd/rel; 1 if it parsed, 0 if gone. */
+static int read_task(int dirfd, const char *rel, xlreaper_task *t,
+                     unsigned *threads_r)
+{
+    char path[320], buf[8192];
+    ssize_t r;
+
+    snprintf(path, sizeof(path), "%s/status", rel);
+    r = read_at(dirfd, path, buf, sizeof(buf));
+    if (r <= 0)
+        return 0;
+    return xlreaper__parse_status(buf, (size_t)r, t, threads_r) == 0;
+}
+
+static int add_if_ours(int dirfd, const char *rel, const xlreaper_task *t,
+                       uid_t uid, xlreaper_task_list *list)
+{
+    xlreaper_task copy = *t;
+
+    if (!task_has_uid(t, uid))
+        return 0;
+    if (copy.state == 'D')
+        read_wchan(dirfd, rel, &copy);
+    return xlreaper__task_list_add(list, &copy);
+}
+
+/* All threads of process pid other than what the leader already said. */
+static int scan_threads(int procfd, const char *pid, uid_t uid,
+                        xlreaper_task_list *list)
+{
+    char rel[300];
+    int fd, rc = 0;
+    DIR *d;
+    struct dirent *de;
+
+    snprintf(rel, sizeof(rel), "%s/task", pid);
+    fd = openat(procfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 0; /* gone */
+    d = fdopendir(fd);
+    if (!d) {
+        xlreaper__close_keep_errno(fd);
+        return 0;
+    }
+    while ((de = readdir(d))) {
+        xlreaper_task t;
+        unsigned threads;
+        char trel[600];
+
+        if (!isdigit((unsigned char)de->d_name[0]))
+            continue;
+        snprintf(trel, sizeof(trel), "%s/task/%s", pid, de->d_name);
+        if (!read_task(procfd, trel, &t, &threads))
+            continue;
+        rc = add_if_ours(procfd, trel, &t, uid, list);
+        if (rc)
+            break;
+    }
+    closedir(d);
+    return rc;
+}
+
+int xlreaper_scan_uid(xlreaper_ctx *ctx, uid_t uid, xlreaper_task_list *list)
+{
+    int procfd, dupfd, rc = 0;
+    DIR *d;
+    struct dirent *de;
+
+    procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (procfd < 0) {
+        LOGE(ERROR, "open /proc");
+        return XLREAPER_ERROR_FAIL;
+    }
+    dupfd = fcntl(procfd, F_DUPFD_CLOEXEC, 0);
+    d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
+    if (!d) {
+        LOGE(ERROR, "opendir /proc");
+        xlreaper__close_keep_errno(dupfd);
+        close(procfd);
+        return XLREAPER_ERROR_FAIL;
+    }
+    while ((de = readdir(d))) {
+        xlreaper_task t;
+        unsigned threads;
+
+        if (!isdigit((unsigned char)de->d_name[0]))
+            continue;
+        if (!read_task(procfd, de->d_name, &t, &threads))
+            continue;
+        /* A single-threaded process is its leader; no need to list
+         * task/.  After the kill no thread can be added meanwhile. */
+        if (threads <= 1)
+            rc = add_if_ours(procfd, de->d_name, &t, uid, list);
+        else
+            rc = scan_threads(procfd, de->d_name, uid, list);
+        if (rc) {
+            LOG(ERROR, "out of memory listing the tasks of uid %lu",
+                (unsigned long)uid);
+            break;
+        }
+    }
+    closedir(d);
+    close(procfd);
+    return rc;
+}

@@ -1,0 +1,69 @@
+/*
+ * xlreaper_util.c - system call wrappers that loop on EINTR and keep
+ * errno, and the clock.
+ */
+#include <time.h>
+#include <unistd.h>
+
+#include "xlreaper_internal.h"
+
+uint64_t xlreaper__now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+void xlreaper__sleep_us(uint64_t us)
+{
+    struct timespec ts = { .tv_sec = us / 1000000u,
+                           .tv_nsec = (long)(us % 1000000u) * 1000 };
+
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+        ;
+}
+
+ssize_t xlreaper__read_all(int fd, char *buf, size_t max)
+{
+    size_t got = 0;
+
+    while (got < max) {
+        ssize_t r = read(fd, buf + got, max - got);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        if (r == 0)
+            break;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+int xlreaper__write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+
+    while (len) {
+        ssize_t r = write(fd, p, len);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += r;
+        len -= (size_t)r;
+    }
+    return 0;
+}
+
+void xlreaper__close_keep_errno(int fd)
+{
+    int esave = errno;
+
+    if (fd >= 0)
+        close(fd);
+    errno = esave;
+}

@@ -1,0 +1,49 @@
+/*
+ * xl_reaper_cmd_status.c - `xl-reaper status DOMID`: what runs under a
+ * DM uid, by /proc and by the kernel's own count.  Changes nothing.
+ * Exit 0 when the kernel counts no task of the uid, 3 otherwise.
+ */
+#include <stdio.h>
+
+#include "xl_reaper.h"
+
+int xlr_cmd_status(xlr_cli *cli, int argc, char **argv)
+{
+    xlreaper_task_list l;
+    unsigned count, zombies = 0, stuck = 0;
+    uint32_t domid;
+    uid_t uid;
+    int rc;
+
+    if (argc != 2) {
+        xlr_error("usage: xl-reaper status DOMID");
+        return XLR_EXIT_USAGE;
+    }
+    if (xlr_parse_domid(argv[1], &domid) ||
+        xlreaper_dm_ids(cli->ctx, domid, &uid, NULL))
+        return XLR_EXIT_USAGE;
+
+    xlreaper_task_list_init(&l);
+    rc = xlreaper_uid_count(cli->ctx, uid, &count);
+    if (!rc)
+        rc = xlreaper_scan_uid(cli->ctx, uid, &l);
+    if (rc) {
+        xlreaper_task_list_dispose(&l);
+        return xlr_exit_code(rc);
+    }
+    for (unsigned i = 0; i < l.num; i++) {
+        zombies += l.tasks[i].state == 'Z' || l.tasks[i].state == 'X';
+        stuck += l.tasks[i].state == 'D';
+    }
+    if (cli->json)
+        printf("{\"domid\":%u,\"uid\":%lu,\"kernel_count\":%u,"
+               "\"visible\":%u,\"zombies\":%u,\"stuck\":%u}\n",
+               domid, (unsigned long)uid, count, l.num, zombies, stuck);
+    else
+        printf("domid %u (uid %lu): the kernel counts %u task%s; /proc "
+               "shows %u (%u zombie, %u in D state)\n",
+               domid, (unsigned long)uid, count, count == 1 ? "" : "s",
+               l.num, zombies, stuck);
+    xlreaper_task_list_dispose(&l);
+    return count ? XLR_EXIT_REMAIN : XLR_EXIT_OK;
+}

@@ -92,14 +92,18 @@ char *xlreaper_reap_result_describe(const xlreaper_reap_result *res)
               (unsigned long)res->uid);
     switch (res->outcome) {
     case XLREAPER_OUTCOME_EMPTY:
-        sb_printf(&sb, "killed %u task%s in %.1f ms (%u round%s), "
-                       "verified empty",
-                  res->tasks_killed, res->tasks_killed == 1 ? "" : "s", ms,
-                  res->rounds, res->rounds == 1 ? "" : "s");
+        if (res->was_empty)
+            sb_printf(&sb, "already empty (the kernel counts no task)");
+        else
+            sb_printf(&sb, "killed in %.1f ms (%u round%s, %u task%s seen), "
+                           "verified empty",
+                      ms, res->rounds, res->rounds == 1 ? "" : "s",
+                      res->tasks_seen, res->tasks_seen == 1 ? "" : "s");
         break;
     case XLREAPER_OUTCOME_ZOMBIES:
-        sb_printf(&sb, "killed %u task%s in %.1f ms; no live task remains",
-                  res->tasks_killed, res->tasks_killed == 1 ? "" : "s", ms);
+        sb_printf(&sb, "killed in %.1f ms (%u task%s seen); no live task "
+                       "remains",
+                  ms, res->tasks_seen, res->tasks_seen == 1 ? "" : "s");
         describe_list(&sb, "zombie(s) still count against the uid",
                       &res->zombies, res->uid);
         break;

@@ -72,8 +72,10 @@ int xlreaper_reap_result_json(const xlreaper_reap_result *res, char **json_r)
     yajl_gen_integer(g, res->uid);
     STR(g, "outcome");
     STR(g, outcome_name(res->outcome));
-    STR(g, "tasks_killed");
-    yajl_gen_integer(g, res->tasks_killed);
+    STR(g, "was_empty");
+    yajl_gen_bool(g, res->was_empty);
+    STR(g, "tasks_seen");
+    yajl_gen_integer(g, res->tasks_seen);
     STR(g, "rounds");
     yajl_gen_integer(g, res->rounds);
     STR(g, "duration_us");

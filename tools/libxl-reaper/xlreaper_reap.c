@@ -274,6 +274,18 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
         if (!is_zombie(&before.tasks[i]) &&
             (rc = tid_set_add(&seen, before.tasks[i].tid)))
             goto out;
+    if (!before.num) {
+        /* The kernel's count is sound even before a kill: with none, no
+         * task can appear but from root, and spawn waits for our lock. */
+        rc = xlreaper_uid_empty(ctx, uid, &res->was_empty);
+        if (rc)
+            goto out;
+        if (res->was_empty) {
+            res->kernel_empty = true;
+            res->outcome = XLREAPER_OUTCOME_EMPTY;
+            goto out;
+        }
+    }
 
     for (;;) {
         if (need_kill) {
@@ -320,10 +332,10 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
         if (pause_us < 20000)
             pause_us *= 2;
     }
-    res->tasks_killed = count_killed(&seen, &before);
     rc = 0;
 
 out:
+    res->tasks_seen = count_killed(&seen, &before);
     free(seen.tids);
     xlreaper_task_list_dispose(&before);
     xlreaper_task_list_dispose(&scan);

@@ -252,9 +252,12 @@ typedef struct {
     uint32_t domid;
     uid_t uid;
     xlreaper_outcome outcome;
-    /* Tasks seen live before or while dying after a kill: a lower bound,
-     * since a task can be reaped before a scan reaches it. */
-    unsigned tasks_killed;
+    bool was_empty;              /* the kernel counted no task before
+                                  * the kill: nothing was killed */
+    /* Distinct tasks the scans saw before or after the kill: a lower
+     * bound of what was killed, since a fork racer's tasks vanish
+     * faster than a scan finds them. */
+    unsigned tasks_seen;
     unsigned rounds;             /* kill(-1) calls made */
     uint64_t duration_us;        /* from the call to the verdict */
     uint64_t lock_wait_us;
@@ -282,16 +285,16 @@ int xlreaper_reap(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
                   xlreaper_reap_result *res);
 
 /*
- * One line for people: "domid 5 (uid 131077): killed 3 tasks in 2.1 ms,
- * verified empty", or what remains and why.  Returns a malloc'd string
+ * One line for people: "domid 5 (uid 131077): killed in 2.1 ms (1 round,
+ * 3 tasks seen), verified empty", or what remains and why.  Returns a malloc'd string
  * the caller frees, or NULL on ENOMEM.
  */
 char *xlreaper_reap_result_describe(const xlreaper_reap_result *res);
 
 /*
  * The result as one JSON object (yajl): event, domid, uid, outcome,
- * tasks_killed, rounds, duration_us, lock_wait_us, zombies, stuck,
- * live.  *json_r is malloc'd, caller frees.  0 or _NOMEM.
+ * was_empty, tasks_seen, rounds, duration_us, lock_wait_us,
+ * kernel_empty, zombies, stuck, live.  *json_r is malloc'd, caller frees.  0 or _NOMEM.
  */
 int xlreaper_reap_result_json(const xlreaper_reap_result *res,
                               char **json_r);

@@ -38,6 +38,9 @@
 
 #include "xlreaper_internal.h"
 
+/* How long zombies held by a live parent outside the uid are waited for. */
+#define ZOMBIE_GRACE_US 250000
+
 enum {
     KILLER_SETRESUID = 1,
     KILLER_IDS,
@@ -217,6 +220,8 @@ static unsigned count_killed(tid_set *seen, const xlreaper_task_list *old)
 {
     unsigned n = 0;
 
+    if (!seen->num)
+        return 0;
     qsort(seen->tids, seen->num, sizeof(pid_t), cmp_pid);
     for (size_t i = 0; i < seen->num; i++) {
         if (i && seen->tids[i] == seen->tids[i - 1])
@@ -257,7 +262,7 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
     const xlreaper_config *cfg = ctx->cfg;
     xlreaper_task_list before, scan;
     tid_set seen = { 0 };
-    uint64_t pause_us = 200;
+    uint64_t pause_us = 200, foreign_since = 0;
     bool need_kill = true;
     scan_view v;
     int rc;
@@ -314,10 +319,19 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
                 break;
             }
         } else if (!res->live.num && !res->stuck.num && !v.waiting) {
-            /* Only zombies whose live parent is outside the uid: waiting
-             * is up to that parent, not to us. */
-            res->outcome = XLREAPER_OUTCOME_ZOMBIES;
-            break;
+            /* Only zombies whose live parent is outside the uid: reaping
+             * them is up to that parent.  A healthy one (a subreaper, a
+             * toolstack's SIGCHLD handler) does so at once; give it a
+             * moment, not the whole deadline. */
+            uint64_t now = xlreaper__now_us();
+            if (!foreign_since)
+                foreign_since = now;
+            if (now - foreign_since >= ZOMBIE_GRACE_US) {
+                res->outcome = XLREAPER_OUTCOME_ZOMBIES;
+                break;
+            }
+        } else {
+            foreign_since = 0;
         }
         if (xlreaper__now_us() >= deadline) {
             res->outcome = res->live.num || res->stuck.num || !scan.num

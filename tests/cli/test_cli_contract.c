@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <grp.h>
 #include <sys/file.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -229,18 +230,36 @@ static void test_spawn_runs_restricted(void **state)
     char *argv[] = { S.cli, "--config", S.good, "spawn", "6", "--",
                      "/bin/sh", "-c",
                      "id -u; id -g; id -G; "
-                     "grep -E '^(NoNewPrivs|Uid|Gid):' /proc/self/status",
+                     "grep -E '^(NoNewPrivs|Uid|Gid|Groups):' /proc/$$/status; "
+                     "grep 'Max processes' /proc/$$/limits; "
+                     "echo fds: $(ls /proc/$$/fd)",
                      NULL };
     char *out, *err;
-    int status;
+    int leak, status;
 
     (void)state;
+    static const gid_t groups[] = { 4242, 4243 };
+
+    /* Inherited without O_CLOEXEC, and supplementary groups: neither
+     * may reach the DM. */
+    leak = dup2(open("/etc/passwd", O_RDONLY), 50);
+    assert_int_equal(leak, 50);
+    assert_int_equal(setgroups(2, groups), 0);
     status = xlrt_run(argv, &out, &err);
-    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(setgroups(0, NULL), 0);
+    close(leak);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("spawn: status %#x: %s", status, err);
     assert_non_null(strstr(out, "3200006\n3200006\n3200006\n"));
     assert_non_null(strstr(out, "Uid:\t3200006\t3200006\t3200006\t3200006"));
     assert_non_null(strstr(out, "Gid:\t3200006\t3200006\t3200006\t3200006"));
+    assert_non_null(strstr(out, "Groups:\t \n"));
     assert_non_null(strstr(out, "NoNewPrivs:\t1"));
+    /* The default nproc_limit, soft and hard. */
+    assert_non_null(strstr(out, "Max processes             64"
+                                "                   64"));
+    /* 3 is the shell's own pipe for $(...). */
+    assert_non_null(strstr(out, "fds: 0 1 2 3\n"));
     free(out);
     free(err);
 }

@@ -389,6 +389,28 @@ static void test_lock_file_kept_root_only(void **state)
     free(path);
 }
 
+static void test_lock_dir_created_root_only(void **state)
+{
+    xlreaper_ctx *ctx;
+    xlreaper_lock *lock;
+    struct stat st;
+    char cfg[512], *dir;
+
+    (void)state;
+    /* A lock directory that does not exist yet is made 0700. */
+    assert_true(asprintf(&dir, "%s/run-xen", S.dir) > 0);
+    snprintf(cfg, sizeof(cfg), "dm_uid_base = %u\nlock_file = \"%s/lock\"\n",
+             BASE, dir);
+    ctx = xlrt_ctx(S.dir, cfg);
+    assert_int_equal(xlreaper_lock_acquire(ctx, &lock), 0);
+    xlreaper_lock_release(lock);
+    assert_int_equal(stat(dir, &st), 0);
+    assert_int_equal(st.st_mode & 0777, 0700);
+    assert_int_equal(st.st_uid, 0);
+    xlreaper_ctx_free(ctx);
+    free(dir);
+}
+
 static void test_eight_concurrent_cli_kills(void **state)
 {
     pid_t kills[8];
@@ -429,6 +451,7 @@ int main(void)
         T(test_target_cannot_kill_the_killer),
         T(test_lock_timeout),
         T(test_lock_file_kept_root_only),
+        T(test_lock_dir_created_root_only),
         T(test_eight_concurrent_cli_kills),
     };
 #undef T

@@ -270,30 +270,16 @@ static void test_exit_3_when_tasks_remain(void **state)
         NULL, { "kill", "4" }, 3, "tasks remain",
         NULL
     };
-    int fds[2];
-    char c;
     pid_t p;
 
     (void)state;
     /* Root wearing the DM uid as euid only: the uid kill can't reach it. */
-    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-    p = fork();
-    assert_true(p >= 0);
-    if (p == 0) {
-        if (syscall(SYS_setresuid, 0, BASE + 4, 0))
-            _exit(1);
-        (void)!write(fds[1], "R", 1);
-        for (;;)
-            pause();
-    }
-    assert_int_equal(read(fds[0], &c, 1), 1);
+    p = xlrt_euid_holder_start(BASE + 4);
     /* Exit 3 is not an input error: stdout says why, stderr is quiet. */
     char *argv[] = { S.cli, "--config", S.good, "kill", "4", NULL };
     char *out, *err;
     int status = xlrt_run(argv, &out, &err);
     xlrt_bystander_stop(p);
-    close(fds[0]);
-    close(fds[1]);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == remain.exit);
     assert_non_null(strstr(out, "has the uid only as effective"));
     free(out);

@@ -52,6 +52,21 @@ pid_t xlrt_nursery_start(void (*fn)(void *arg), void *arg);
  * waits for it. */
 void xlrt_nursery_stop(pid_t nursery);
 
+/*
+ * tests/progs/adversary MODE, started through the library's spawn under
+ * domid's DM uid, once it reports that its trick is in place.  In a
+ * nursery (returns the nursery's pid: stop it with xlrt_nursery_stop),
+ * or as this process's own child (returns its pid, left unreaped).
+ */
+pid_t xlrt_adversary_in_nursery(xlreaper_ctx *ctx, uint32_t domid,
+                                const char *mode);
+pid_t xlrt_adversary_as_child(xlreaper_ctx *ctx, uint32_t domid,
+                              const char *mode);
+
+/* A root child with ids (0, uid, 0): uid only as its effective uid,
+ * which kill(-1) as the pet cannot signal.  Stop it like a bystander. */
+pid_t xlrt_euid_holder_start(uid_t uid);
+
 /* A task that sleeps under uid (all three ids) until stopped. */
 pid_t xlrt_bystander_start(uid_t uid);
 /* True when pid lives and is not a zombie. */

@@ -31,7 +31,6 @@
 typedef struct {
     char *dir;
     xlreaper_ctx *ctx;
-    char adversary[512];
 } suite;
 
 static suite S;
@@ -48,10 +47,6 @@ static int suite_setup(void **state)
              "nproc_limit = 4096\nreap_timeout_ms = 10000\n",
              BASE, S.dir);
     S.ctx = xlrt_ctx(S.dir, cfg);
-    snprintf(S.adversary, sizeof(S.adversary), "%s/tests/progs/adversary",
-             xlrt_build_dir());
-    if (access(S.adversary, X_OK))
-        fail_msg("%s is missing: run make tests", S.adversary);
     return 0;
 }
 
@@ -61,37 +56,6 @@ static int suite_teardown(void **state)
     xlreaper_ctx_free(S.ctx);
     xlrt_tmpdir_remove(S.dir);
     return 0;
-}
-
-typedef struct {
-    uint32_t domid;
-    const char *mode;
-    int ready_fd;
-} start_args;
-
-/* In the nursery's child: become the adversary through the real spawn. */
-static void spawn_adversary(void *arg)
-{
-    start_args *a = arg;
-    char *argv[] = { S.adversary, (char *)a->mode, NULL };
-    xlreaper_spawn_plan *plan;
-
-    dup2(a->ready_fd, 1);
-    if (xlreaper_spawn_plan_new(S.ctx, a->domid, S.adversary, argv, &plan))
-        _exit(3);
-    xlreaper_spawn_exec(S.ctx, plan, 0);
-    _exit(3);
-}
-
-/* Waits for the adversary's "R"; false on EOF or timeout. */
-static bool wait_ready(int fd, int timeout_ms)
-{
-    struct pollfd p = { .fd = fd, .events = POLLIN };
-    char c;
-
-    if (poll(&p, 1, timeout_ms) != 1)
-        return false;
-    return read(fd, &c, 1) == 1 && c == 'R';
 }
 
 static void short_random_pause(void)
@@ -137,18 +101,10 @@ static void run_rounds(const char *mode, uint32_t domid)
 
     for (unsigned r = 0; r < rounds; r++) {
         xlreaper_reap_result res;
-        start_args a = { .domid = domid, .mode = mode };
-        int fds[2], rc;
         long before, after;
+        int rc;
 
-        assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-        a.ready_fd = fds[1];
-        live.nursery = xlrt_nursery_start(spawn_adversary, &a);
-        close(fds[1]);
-        if (!wait_ready(fds[0], 5000))
-            fail_msg("%s round %u: the adversary never became ready", mode,
-                     r);
-        close(fds[0]);
+        live.nursery = xlrt_adversary_in_nursery(S.ctx, domid, mode);
         short_random_pause();
 
         /* Only a live task of the uid can kill our probe. */

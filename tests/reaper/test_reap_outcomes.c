@@ -26,7 +26,6 @@ static struct {
     char *config;
     char *patient_config; /* the same, but waits as long as need be */
     xlreaper_ctx *ctx;   /* reap_timeout_ms short: outcomes, not waits */
-    char adversary[512];
     char cli[512];
 } S;
 
@@ -51,8 +50,6 @@ static int suite_setup(void **state)
     assert_int_equal(xlreaper_config_load(S.ctx, S.config,
                                           XLREAPER_CONFIG_MUST_EXIST),
                      0);
-    snprintf(S.adversary, sizeof(S.adversary), "%s/tests/progs/adversary",
-             xlrt_build_dir());
     snprintf(S.cli, sizeof(S.cli), "%s/bin/xl-reaper", xlrt_build_dir());
     return 0;
 }
@@ -100,67 +97,22 @@ static int test_teardown(void **state)
 
 /* ---------- starting adversaries ---------- */
 
-typedef struct {
-    uint32_t domid;
-    const char *mode;
-    int ready_fd;
-} start_args;
-
-static void spawn_adversary(void *arg)
-{
-    start_args *a = arg;
-    char *argv[] = { S.adversary, (char *)a->mode, NULL };
-    xlreaper_spawn_plan *plan;
-
-    dup2(a->ready_fd, 1);
-    if (xlreaper_spawn_plan_new(S.ctx, a->domid, S.adversary, argv, &plan))
-        _exit(3);
-    xlreaper_spawn_exec(S.ctx, plan, 0);
-    _exit(3);
-}
-
-static void wait_ready(int fd)
-{
-    struct pollfd p = { .fd = fd, .events = POLLIN };
-    char c;
-
-    if (poll(&p, 1, 5000) != 1 || read(fd, &c, 1) != 1 || c != 'R')
-        fail_msg("an adversary never became ready");
-    close(fd);
-}
-
 /* An adversary in a nursery, as in production (orphans reaped). */
 static void start_in_nursery(uint32_t domid, const char *mode)
 {
-    start_args a = { .domid = domid, .mode = mode };
-    int fds[2];
-
     track_domid(domid);
-    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-    a.ready_fd = fds[1];
     started.nurseries[started.nnurseries++] =
-        xlrt_nursery_start(spawn_adversary, &a);
-    close(fds[1]);
-    wait_ready(fds[0]);
+        xlrt_adversary_in_nursery(S.ctx, domid, mode);
 }
 
 /* An adversary that is this process's own child, not waited for. */
 static pid_t start_as_child(uint32_t domid, const char *mode)
 {
-    start_args a = { .domid = domid, .mode = mode };
-    int fds[2];
     pid_t p;
 
     track_domid(domid);
-    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-    a.ready_fd = fds[1];
-    p = fork();
-    assert_true(p >= 0);
-    if (p == 0)
-        spawn_adversary(&a);
+    p = xlrt_adversary_as_child(S.ctx, domid, mode);
     track_pid(p);
-    close(fds[1]);
-    wait_ready(fds[0]);
     return p;
 }
 
@@ -210,7 +162,6 @@ static void test_task_it_may_not_signal(void **state)
 {
     xlreaper_reap_result res;
     uid_t uid = BASE + 22;
-    int fds[2];
     char *d;
     pid_t p;
 
@@ -218,19 +169,9 @@ static void test_task_it_may_not_signal(void **state)
     /* A root task wearing the uid as its effective uid only (real and
      * saved 0): kill(-1) as the pet cannot reach it.  Say so; never
      * report success. */
-    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
-    p = fork();
-    assert_true(p >= 0);
-    if (p == 0) {
-        if (syscall(SYS_setresuid, 0, uid, 0))
-            _exit(1);
-        (void)!write(fds[1], "R", 1);
-        for (;;)
-            pause();
-    }
+    p = xlrt_euid_holder_start(uid);
     track_pid(p);
-    close(fds[1]);
-    wait_ready(fds[0]);
+    usleep(20000);
 
     xlreaper_reap_result_init(&res);
     assert_int_equal(xlreaper_reap(S.ctx, NULL, 22, &res),

@@ -57,9 +57,14 @@ static const char *killer_step_name(int step)
     }
 }
 
-static void __attribute__((noreturn))
-killer_child(int wfd, uid_t pet, uid_t target)
+typedef struct {
+    uid_t pet, target;
+} killer_args;
+
+static void __attribute__((noreturn)) killer_child(int wfd, void *arg)
 {
+    const killer_args *a = arg;
+    uid_t pet = a->pet, target = a->target;
     uid_t r, e, s;
 
     if (xlreaper__sys_setresuid(pet, target, 0) < 0)
@@ -76,32 +81,16 @@ killer_child(int wfd, uid_t pet, uid_t target)
 static int kill_round(xlreaper_ctx *ctx, uint32_t domid, uid_t pet,
                       uid_t uid)
 {
-    xlreaper__report_pipe p;
+    killer_args a = { .pet = pet, .target = uid };
     xlreaper__child_report rep;
-    pid_t pid;
+    bool reported;
     int rc, status;
 
-    rc = xlreaper__report_pipe_open(ctx, &p);
+    rc = xlreaper__run_child(ctx, "the killer", killer_child, &a, &rep,
+                             &reported, &status);
     if (rc)
         return rc;
-    pid = fork();
-    if (pid < 0) {
-        LOGED(ERROR, domid, "fork for the killer");
-        xlreaper__report_pipe_close(&p);
-        return XLREAPER_ERROR_FAIL;
-    }
-    if (pid == 0)
-        killer_child(p.wfd, pet, uid);
-
-    close(p.wfd);
-    p.wfd = -1;
-    rc = xlreaper__report_read(ctx, p.rfd, &rep);
-    if (xlreaper__wait_child(ctx, pid, &status) < 0 && rc >= 0)
-        rc = XLREAPER_ERROR_FAIL;
-    xlreaper__report_pipe_close(&p);
-    if (rc < 0)
-        return rc;
-    if (rc == 1) {
+    if (reported) {
         LOGEV(ERROR, rep.err, "domid %u: killer: %s(%lu, %lu, 0)", domid,
               killer_step_name(rep.step), (unsigned long)pet,
               (unsigned long)uid);

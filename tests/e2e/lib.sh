@@ -131,13 +131,21 @@ pid_gone() { ! pid_alive "$1"; }
 range_base() { getent passwd xen-qemuuser-range-base | cut -d: -f3; }
 expected_uid() { echo $(($(range_base) + $1)); }
 
-# cli_ids DOMID: sets DMUID and DMGID from `xl-reaper uid DOMID` (the
-# first two numbers it prints).
+# cli_ids DOMID: sets DMUID and DMGID from `xl-reaper uid DOMID`: the
+# numbers after "uid" and "gid" if it labels them, else the first two.
 cli_ids() {
     _o=$(xl-reaper uid "$1") || { fail "xl-reaper uid $1"; exit 1; }
-    set -- $(echo "$_o" | tr -c '0-9\n' ' ')
-    DMUID=$1
-    DMGID=$2
+    DMUID=$(echo "$_o" | grep -o -E '\<uid[ =:]*[0-9]+' | head -n 1 |
+        grep -o -E '[0-9]+$' || true)
+    DMGID=$(echo "$_o" | grep -o -E '\<gid[ =:]*[0-9]+' | head -n 1 |
+        grep -o -E '[0-9]+$' || true)
+    if [ -z "$DMUID" ] || [ -z "$DMGID" ]; then
+        set -- $(echo "$_o" | tr -c '0-9\n' ' ')
+        DMUID=${1:-}
+        DMGID=${2:-}
+    fi
+    [ -n "$DMGID" ] || { fail "cannot read uid and gid from '$_o'"; exit 1; }
+    diag "xl-reaper uid: $(echo "$_o" | tr '\n' ' ' | cut -c1-120)"
     echo "$DMUID" >>"$STATE/uids"
 }
 

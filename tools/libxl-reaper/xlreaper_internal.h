@@ -5,6 +5,7 @@
 #ifndef XLREAPER_INTERNAL_H
 #define XLREAPER_INTERNAL_H
 
+#include "xlreaper_os.h" /* refuses to build where the kill is unsafe */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>

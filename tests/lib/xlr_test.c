@@ -214,6 +214,10 @@ void xlrt_nursery_stop(pid_t nursery)
 {
     int status;
 
+    /* kill(0) would signal our own process group (make's, too), and
+     * kill(-1) every process: a nursery that never started is no pid. */
+    if (nursery <= 0)
+        return;
     kill(nursery, SIGTERM);
     while (waitpid(nursery, &status, 0) < 0 && errno == EINTR)
         ;

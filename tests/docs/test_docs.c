@@ -352,8 +352,7 @@ static int load_pending(void)
         }
         p = &S.pend[S.num_pend];
         memset(p, 0, sizeof(*p));
-        n = sscanf(l.v[i], "%15s %79s %79s %7s", p->kind, p->a, p->b,
-                   extra);
+        n = sscanf(l.v[i], "%15s %79s %79s %7s", p->kind, p->a, p->b, extra);
         p->line = (unsigned)i + 1;
         if (n < 2 || n > 3) {
             fprintf(stderr, PENDING ":%u: cannot read \"%s\"\n", p->line,
@@ -398,8 +397,7 @@ static bool is_fence(const char *l)
 
 /* [from, to) of the lines of section "# name", skipping code blocks;
  * false if the page has no such section. */
-static bool section(const strv *l, const char *name, size_t *from,
-                    size_t *to)
+static bool section(const strv *l, const char *name, size_t *from, size_t *to)
 {
     bool in_code = false, found = false;
 
@@ -666,8 +664,8 @@ static void test_programs_have_pages(void **state)
                 S.build);
     for (size_t i = 0; i < built.n; i++)
         if (!strv_has(&paged, built.v[i]))
-            problem(&p, "%s is built but has no docs/man/%s.8.md",
-                    built.v[i], built.v[i]);
+            problem(&p, "%s is built but has no docs/man/%s.8.md", built.v[i],
+                    built.v[i]);
     for (size_t i = 0; i < paged.n; i++) {
         const pending *pd = pending_find("program", paged.v[i], NULL);
         bool is_built = strv_has(&built, paged.v[i]);
@@ -677,8 +675,9 @@ static void test_programs_have_pages(void **state)
         else if (pd)
             pending_missing(pd, paged.v[i]);
         else if (!is_built)
-            problem(&p, "docs/man/%s.8.md documents a program the build "
-                        "does not make (nor does " PENDING " list it)",
+            problem(&p,
+                    "docs/man/%s.8.md documents a program the build "
+                    "does not make (nor does " PENDING " list it)",
                     paged.v[i]);
     }
     strv_free(&built);
@@ -689,13 +688,13 @@ static void test_programs_have_pages(void **state)
 /* want (what --help lists) and have (what the page documents) of one
  * kind: opts "option", cmds "command". */
 static void compare_set(problems *p, const char *prog, const char *kind,
-                        const char *where, const strv *help,
-                        const strv *page)
+                        const char *where, const strv *help, const strv *page)
 {
     for (size_t i = 0; i < help->n; i++)
         if (!strv_has(page, help->v[i]))
-            problem(p, "%s --help lists the %s %s; docs/man/%s.8.md does "
-                       "not document it in %s",
+            problem(p,
+                    "%s --help lists the %s %s; docs/man/%s.8.md does "
+                    "not document it in %s",
                     prog, kind, help->v[i], prog, where);
     for (size_t i = 0; i < page->n; i++) {
         const char *o = page->v[i];
@@ -707,8 +706,9 @@ static void compare_set(problems *p, const char *prog, const char *kind,
         } else if (pd) {
             pending_missing(pd, o);
         } else {
-            problem(p, "docs/man/%s.8.md documents the %s %s in %s, which "
-                       "%s --help does not list there",
+            problem(p,
+                    "docs/man/%s.8.md documents the %s %s in %s, which "
+                    "%s --help does not list there",
                     prog, kind, o, where, prog);
         }
     }
@@ -753,9 +753,10 @@ static void test_help_matches_pages(void **state)
             page_surface_free(&hs);
             compared++;
         } else if (ps.has_options || ps.has_commands) {
-            problem(&p, "%s --help does not exit 0 (status %#x), yet %s "
-                        "has an OPTIONS or COMMANDS section: document "
-                        "options the program shows, or give it --help",
+            problem(&p,
+                    "%s --help does not exit 0 (status %#x), yet %s "
+                    "has an OPTIONS or COMMANDS section: document "
+                    "options the program shows, or give it --help",
                     prog, status, page_file);
         }
         page_surface_free(&ps);
@@ -774,8 +775,8 @@ static void test_help_matches_pages(void **state)
 
 typedef struct {
     char name[64];
-    char *def;      /* the default's text, normalised */
-    bool literal;   /* given as `value` */
+    char *def;    /* the default's text, normalised */
+    bool literal; /* given as `value` */
     bool has_type, has_range, has_default;
     size_t line;
 } key_doc;
@@ -872,11 +873,9 @@ static void read_conf_keys(key_docs *d, problems *p)
             continue;
         }
         /* The definition, as one line, up to the next term or heading. */
-        for (j = i + 1; j < to && !is_term(&l, j, to) &&
-                        !starts(l.v[j], "#");
+        for (j = i + 1; j < to && !is_term(&l, j, to) && !starts(l.v[j], "#");
              j++) {
-            const char *s = skip_space(l.v[j][0] == ':' ? l.v[j] + 1
-                                                         : l.v[j]);
+            const char *s = skip_space(l.v[j][0] == ':' ? l.v[j] + 1 : l.v[j]);
             def = realloc(def, len + strlen(s) + 2);
             assert_non_null(def);
             len += (size_t)sprintf(def + len, "%s%s", len ? " " : "", s);
@@ -887,8 +886,8 @@ static void read_conf_keys(key_docs *d, problems *p)
             t = strstr(def, "Default: ");
             if (t) {
                 k->has_default = true;
-                k->def = normalise_default(t + strlen("Default: "),
-                                           &k->literal);
+                k->def =
+                    normalise_default(t + strlen("Default: "), &k->literal);
             }
         }
         free(def);
@@ -949,8 +948,8 @@ static void read_table_keys(key_docs *d, problems *p)
         k->has_type = k->has_range = k->has_default = true;
         k->def = normalise_default(cells[2], &k->literal);
         if (key_docs_find(d, k->name))
-            problem(p, "%s:%zu: %s is in the table twice", FEATURE_DOC,
-                    i + 1, k->name);
+            problem(p, "%s:%zu: %s is in the table twice", FEATURE_DOC, i + 1,
+                    k->name);
         else
             d->n++;
         free(row);
@@ -986,8 +985,9 @@ static void compare_keys(problems *p, const strv *parser, key_docs *d,
         } else if (pd) {
             pending_missing(pd, k);
         } else {
-            problem(p, "%s:%zu documents %s, which the parser does not "
-                       "accept",
+            problem(p,
+                    "%s:%zu documents %s, which the parser does not "
+                    "accept",
                     where, d->k[i].line, k);
         }
     }
@@ -1011,8 +1011,9 @@ static void test_config_keys_documented(void **state)
         key_doc *k = &conf.k[i];
 
         if (!k->has_type || !k->has_range || !k->has_default)
-            problem(&p, "%s:%zu: %s must say \"Type: \", \"Range: \" and "
-                        "\"Default: \"",
+            problem(&p,
+                    "%s:%zu: %s must say \"Type: \", \"Range: \" and "
+                    "\"Default: \"",
                     CONF_PAGE, k->line, k->name);
     }
     key_docs_free(&conf);
@@ -1060,11 +1061,10 @@ static void test_documented_defaults(void **state)
 
         if (!t || !c->def || !t->def)
             continue;
-        if (c->literal != t->literal ||
-            (c->literal && strcmp(c->def, t->def)))
+        if (c->literal != t->literal || (c->literal && strcmp(c->def, t->def)))
             problem(&p, "default of %s: %s:%zu says \"%s\", %s:%zu \"%s\"",
-                    c->name, CONF_PAGE, c->line, c->def, FEATURE_DOC,
-                    t->line, t->def);
+                    c->name, CONF_PAGE, c->line, c->def, FEATURE_DOC, t->line,
+                    t->def);
     }
 
     /* What the build uses when the file sets only the range (the host's
@@ -1073,9 +1073,9 @@ static void test_documented_defaults(void **state)
              pw ? (unsigned long)pw->pw_uid : (unsigned long)EX_BASE);
     conf_file = xlrt_write_file(S.tmp, "defaults.conf", text);
     cli = build_path("bin/xl-reaper");
-    status = run((char *[]){ cli, "--config", conf_file, "--json", "check",
-                             NULL },
-                 NULL, &out, &err);
+    status =
+        run((char *[]){ cli, "--config", conf_file, "--json", "check", NULL },
+            NULL, &out, &err);
     if (!exited_0(status)) {
         problem(&p, "xl-reaper check --json: status %#x: %s", status, err);
     } else {
@@ -1095,8 +1095,9 @@ static void test_documented_defaults(void **state)
                 if (pd)
                     pending_missing(pd, c->name);
                 else
-                    problem(&p, "default of %s: %s:%zu says \"%s\", the "
-                                "build uses \"%s\"",
+                    problem(&p,
+                            "default of %s: %s:%zu says \"%s\", the "
+                            "build uses \"%s\"",
                             c->name, CONF_PAGE, c->line, c->def, v);
             } else {
                 const pending *pd = pending_find("default", c->name, NULL);
@@ -1106,8 +1107,9 @@ static void test_documented_defaults(void **state)
             free(v);
         }
         if (!compared)
-            problem(&p, "xl-reaper check --json reported no documented "
-                        "key: nothing compared (%s)",
+            problem(&p,
+                    "xl-reaper check --json reported no documented "
+                    "key: nothing compared (%s)",
                     out);
     }
     free(out);
@@ -1146,9 +1148,9 @@ static void test_pages_render(void **state)
 
         assert_true(asprintf(&out_file, "%s/%.*s", S.tmp,
                              (int)(strlen(base) - 3), base) > 0);
-        status = run((char *[]){ "docs/render", "man", (char *)src, out_file,
-                                 NULL },
-                     env, NULL, &err);
+        status = run(
+            (char *[]){ "docs/render", "man", (char *)src, out_file, NULL },
+            env, NULL, &err);
         if (!exited_0(status) || *err) {
             problem(&p, "docs/render man %s: status %#x: %s", src, status,
                     err);
@@ -1156,8 +1158,7 @@ static void test_pages_render(void **state)
         }
         free(err);
         err = NULL;
-        status = run((char *[]){ "man", "--warnings=w", "-l", out_file,
-                                 NULL },
+        status = run((char *[]){ "man", "--warnings=w", "-l", out_file, NULL },
                      env, &out, &err);
         if (!exited_0(status) || *err)
             problem(&p, "man --warnings=w -l %s (from %s): status %#x: %s",
@@ -1167,8 +1168,7 @@ static void test_pages_render(void **state)
         free(out);
         free(err);
         out = err = NULL;
-        status = run((char *[]){ "lexgrog", out_file, NULL }, env, &out,
-                     &err);
+        status = run((char *[]){ "lexgrog", out_file, NULL }, env, &out, &err);
         if (!exited_0(status))
             problem(&p, "lexgrog %s (from %s): status %#x: %s%s", out_file,
                     src, status, out, err);
@@ -1195,9 +1195,9 @@ static void test_documents_convert(void **state)
         int status;
 
         assert_true(asprintf(&out_file, "%s/doc%zu.html", S.tmp, i) > 0);
-        status = run((char *[]){ "docs/render", "html", docs.v[i], out_file,
-                                 NULL },
-                     NULL, NULL, &err);
+        status =
+            run((char *[]){ "docs/render", "html", docs.v[i], out_file, NULL },
+                NULL, NULL, &err);
         if (!exited_0(status) || *err)
             problem(&p, "docs/render html %s: status %#x: %s", docs.v[i],
                     status, err);
@@ -1225,8 +1225,8 @@ static void test_pending_file_is_sane(void **state)
 
         if (!strcmp(pd->kind, "key") || !strcmp(pd->kind, "default")) {
             if (pd->b[0] || !key_docs_find(&conf, pd->a))
-                problem(&p, PENDING ":%u: %s %s: no such key in %s",
-                        pd->line, pd->kind, pd->a, CONF_PAGE);
+                problem(&p, PENDING ":%u: %s %s: no such key in %s", pd->line,
+                        pd->kind, pd->a, CONF_PAGE);
             continue;
         }
         if (strcmp(pd->kind, "program") && strcmp(pd->kind, "command") &&
@@ -1241,14 +1241,13 @@ static void test_pending_file_is_sane(void **state)
                     page);
         } else if (!strcmp(pd->kind, "program")) {
             if (pd->b[0])
-                problem(&p, PENDING ":%u: program takes one name",
-                        pd->line);
+                problem(&p, PENDING ":%u: program takes one name", pd->line);
         } else {
             page_read_surface(&l, &ps);
-            if (!strcmp(pd->kind, "command") ? !strv_has(&ps.cmds, pd->b)
-                                             : !strv_has(&ps.opts, pd->b) &&
-                                                   !strv_has(&ps.cmd_opts,
-                                                             pd->b))
+            if (!strcmp(pd->kind, "command")
+                    ? !strv_has(&ps.cmds, pd->b)
+                    : !strv_has(&ps.opts, pd->b) &&
+                          !strv_has(&ps.cmd_opts, pd->b))
                 problem(&p, PENDING ":%u: %s does not document %s %s",
                         pd->line, page, pd->kind, pd->b);
             page_surface_free(&ps);
@@ -1263,9 +1262,9 @@ static void test_pending_file_is_sane(void **state)
 /* ---------- the examples ---------- */
 
 typedef struct {
-    char *cmd;      /* continuation lines joined with '\n' */
-    strv expect;    /* the output lines shown */
-    size_t line;    /* of the "$ " in the document */
+    char *cmd;   /* continuation lines joined with '\n' */
+    strv expect; /* the output lines shown */
+    size_t line; /* of the "$ " in the document */
 } example;
 
 typedef struct {
@@ -1371,15 +1370,15 @@ static void lint_session(problems *p, const char *doc, const examples *e)
 
         while ((b = strstr(b, "dm_uid_base"))) {
             const char *eq = skip_space(b + strlen("dm_uid_base"));
-            if (*eq == '=' && strtoul(skip_space(eq + 1), NULL, 10) !=
-                                  EX_BASE)
-                problem(p, "%s:%zu: examples must use dm_uid_base = %u",
-                        doc, e->v[i].line, EX_BASE);
+            if (*eq == '=' && strtoul(skip_space(eq + 1), NULL, 10) != EX_BASE)
+                problem(p, "%s:%zu: examples must use dm_uid_base = %u", doc,
+                        e->v[i].line, EX_BASE);
             b++;
         }
         if (strstr(c, "xl-reaper ") && !strstr(c, "--config "))
-            problem(p, "%s:%zu: an example must give xl-reaper a --config "
-                       "of its own",
+            problem(p,
+                    "%s:%zu: an example must give xl-reaper a --config "
+                    "of its own",
                     doc, e->v[i].line);
     }
 }
@@ -1402,8 +1401,8 @@ static void sweep_block(xlreaper_ctx *ctx, problems *p, const char *what)
     long pet = xlrt_kernel_count(EX_BASE);
 
     if (pet != 0 && p)
-        problem(p, "%s: the pet uid %u has tasks (count %ld)", what,
-                EX_BASE, pet);
+        problem(p, "%s: the pet uid %u has tasks (count %ld)", what, EX_BASE,
+                pet);
     for (uint32_t d = 1; d <= EX_MAX_DOMID; d++) {
         long n = xlrt_kernel_count(EX_BASE + d);
         xlreaper_reap_result res;
@@ -1411,8 +1410,8 @@ static void sweep_block(xlreaper_ctx *ctx, problems *p, const char *what)
         if (n == 0)
             continue;
         if (p && what)
-            problem(p, "%s left %ld task(s) under uid %u (domid %u)", what,
-                    n, EX_BASE + d, d);
+            problem(p, "%s left %ld task(s) under uid %u (domid %u)", what, n,
+                    EX_BASE + d, d);
         else
             print_message("note: leftover tasks under uid %u: reaping\n",
                           EX_BASE + d);
@@ -1421,8 +1420,9 @@ static void sweep_block(xlreaper_ctx *ctx, problems *p, const char *what)
         xlreaper_reap_result_dispose(&res);
         n = xlrt_kernel_count(EX_BASE + d);
         if (n != 0 && p)
-            problem(p, "uid %u still has tasks (count %ld) after a reap: "
-                       "kill them by hand",
+            problem(p,
+                    "uid %u still has tasks (count %ld) after a reap: "
+                    "kill them by hand",
                     EX_BASE + d, n);
     }
 }
@@ -1459,10 +1459,10 @@ static char *run_session(const char *work, const char *script_file,
 {
     char path_env[4 * 4096 + 64], home_env[4096 + 8], cfg_env[4096 + 32];
     char *nursery = build_path("tests/progs/nursery");
-    char *argv[] = { nursery, "/bin/bash", "--noprofile", "--norc",
-                     (char *)script_file, NULL };
-    char *envp[] = { path_env, home_env, cfg_env, "LC_ALL=C", "TERM=dumb",
-                     "SHELL=/bin/bash", NULL };
+    char *argv[] = { nursery,  "/bin/bash",         "--noprofile",
+                     "--norc", (char *)script_file, NULL };
+    char *envp[] = { path_env,    home_env,          cfg_env, "LC_ALL=C",
+                     "TERM=dumb", "SHELL=/bin/bash", NULL };
     struct winsize ws = { .ws_row = 24, .ws_col = 80 };
     struct termios tio;
     char *buf = NULL;
@@ -1478,8 +1478,7 @@ static char *run_session(const char *work, const char *script_file,
              S.build, S.build, S.build);
     snprintf(home_env, sizeof(home_env), "HOME=%s", work);
     /* A spawn wrapper that reads it must never fall back on /etc/xen. */
-    snprintf(cfg_env, sizeof(cfg_env), "XL_REAPER_CONFIG=%s/none.conf",
-             work);
+    snprintf(cfg_env, sizeof(cfg_env), "XL_REAPER_CONFIG=%s/none.conf", work);
 
     master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
     assert_true(master >= 0);
@@ -1671,8 +1670,9 @@ static void test_shell_examples(void **state)
         snprintf(last_mark, sizeof(last_mark), "\n" MARK "%zu@@\n", e.n);
         out = run_session(work, script_file, last_mark, &timed_out);
         if (timed_out)
-            problem(&p, "%s: the examples, or what they started, did not "
-                        "end in time (killed)",
+            problem(&p,
+                    "%s: the examples, or what they started, did not "
+                    "end in time (killed)",
                     docs.v[i]);
         check_outputs(&p, docs.v[i], &e, out);
         sweep_block(ctx, &p, docs.v[i]);

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,6 +56,8 @@ typedef struct {
     bool forks_move;
     pid_t procs[8];      /* ours to kill and wait for */
     unsigned nprocs;
+    pid_t nursery;       /* ours to stop, after reaping... */
+    uint32_t reap_domid; /* ...this domid's uid, if not 0 */
     xlreaper_audit_result res;
 } fx;
 
@@ -138,6 +141,18 @@ static int teardown(void **state)
 {
     fx *f = *state;
 
+    /* Also after a failed assertion: a fork racer left behind would
+     * fill the host with zombies of init's. */
+    if (f->reap_domid) {
+        xlreaper_reap_result rr;
+        xlreaper_reap_result_init(&rr);
+        if (xlreaper_reap(f->ctx, NULL, f->reap_domid, &rr))
+            fprintf(stderr, "teardown: reaping domid %u failed\n",
+                    f->reap_domid);
+        xlreaper_reap_result_dispose(&rr);
+    }
+    if (f->nursery)
+        xlrt_nursery_stop(f->nursery);
     stop_procs(f);
     xlreaper_audit_result_dispose(&f->res);
     xlreaper_ctx_free(f->ctx);
@@ -160,6 +175,7 @@ typedef struct {
     const char *chroot_dir;
     const char *argv_domid;  /* -xen-domid's value; NULL: domid */
     bool no_domid_arg;
+    bool ambient_cap;        /* keep CAP_NET_BIND_SERVICE across execve */
 } dm_spec;
 
 static void child_fail(int wfd)
@@ -207,9 +223,26 @@ static pid_t start_dm(fx *f, const dm_spec *s)
             setrlimit(RLIMIT_NPROC, &nproc) < 0 ||
             setrlimit(RLIMIT_CORE, &core) < 0 ||
             (s->nofile && setrlimit(RLIMIT_NOFILE, &nofile) < 0) ||
+            (s->ambient_cap && prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0) ||
             syscall(SYS_setresuid, s->ruid ? s->ruid : uid,
                     s->euid ? s->euid : uid, s->suid ? s->suid : uid) < 0)
             child_fail(p[1]);
+        if (s->ambient_cap) {
+            /* Permitted and inheritable kept over the uid change, then
+             * ambient: the way a DM could keep a capability. */
+            struct __user_cap_header_struct hdr = {
+                _LINUX_CAPABILITY_VERSION_3, 0
+            };
+            struct __user_cap_data_struct data[2] = { { 0 } };
+            uint32_t bit = 1u << CAP_NET_BIND_SERVICE;
+
+            data[0].effective = data[0].permitted = bit;
+            data[0].inheritable = bit;
+            if (syscall(SYS_capset, &hdr, data) < 0 ||
+                prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE,
+                      CAP_NET_BIND_SERVICE, 0, 0) < 0)
+                child_fail(p[1]);
+        }
         /* Cleared by the change of ids: set it now. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (!s->no_nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
@@ -414,6 +447,21 @@ static void test_no_new_privs(void **state)
     expect_only_failures(res, fails);
 }
 
+static void test_capability_kept(void **state)
+{
+    fx *f = *state;
+    static const char *const fails[] = { "caps", NULL };
+    const xlreaper_audit_result *res;
+
+    start_dm(f, &(dm_spec){ .domid = LIVE, .ambient_cap = true });
+    res = run(f, 0);
+    /* CAP_NET_BIND_SERVICE is bit 10: 0x400. */
+    expect(res, "caps", LIVE, FAIL,
+           "holds capabilities: permitted 0x400, effective 0x400, ambient "
+           "0x400");
+    expect_only_failures(res, fails);
+}
+
 static void test_nproc_unlimited(void **state)
 {
     fx *f = *state;
@@ -615,6 +663,19 @@ static void test_zombie_leftover(void **state)
     expect(res, "leftover", DEAD, FAIL, "state Z");
 }
 
+/* Until the kernel counts n tasks of uid (or at least n); a child that
+ * failed to take the uid would never get there. */
+static void wait_count(uid_t uid, long n, bool exact)
+{
+    for (int i = 0; i < 10000; i++) {
+        long c = xlrt_kernel_count(uid);
+        if (exact ? c == n : c >= n)
+            return;
+        usleep(1000);
+    }
+    fail_msg("uid %lu never had %ld task(s)", (unsigned long)uid, n);
+}
+
 static void sleeper(void *arg)
 {
     uid_t uid = *(uid_t *)arg;
@@ -633,12 +694,11 @@ static void test_fix_reaps(void **state)
     uid_t uid = BASE + DEAD;
     const xlreaper_audit_check *c;
     const xlreaper_audit_result *res;
-    pid_t nursery;
 
     /* In a nursery, so that the killed task is reaped at once. */
-    nursery = xlrt_nursery_start(sleeper, &uid);
-    while (xlrt_kernel_count(uid) != 1)
-        usleep(1000);
+    f->nursery = xlrt_nursery_start(sleeper, &uid);
+    f->reap_domid = DEAD;
+    wait_count(uid, 1, true);
 
     res = run(f, 0);
     expect(res, "leftover", DEAD, FAIL, "has 1 task");
@@ -651,7 +711,6 @@ static void test_fix_reaps(void **state)
                  xlreaper_audit_status_name(c->status), c->reason);
     assert_int_equal(xlrt_kernel_count(uid), 0);
     expect(res, "dead_uids", D, FAIL, "1 of the"); /* it was found */
-    xlrt_nursery_stop(nursery);
 
     res = run(f, 0);
     expect(res, "dead_uids", D, PASS, NULL);
@@ -827,21 +886,14 @@ static void test_fork_racer_found(void **state)
     fx *f = *state;
     uid_t uid = BASE + 9;
     const xlreaper_audit_result *res;
-    xlreaper_reap_result rr;
-    pid_t nursery;
 
     f->h.forks = NULL; /* the racer's forks must show */
     f->h.max_passes = 2;
-    nursery = xlrt_nursery_start(racer, &uid);
-    while (xlrt_kernel_count(uid) < 1)
-        usleep(1000);
+    f->nursery = xlrt_nursery_start(racer, &uid);
+    f->reap_domid = 9; /* teardown reaps it, then stops the nursery */
+    wait_count(uid, 1, false);
     res = run(f, 0);
     expect(res, "leftover", 9, FAIL, "domid 9 is not live, but ");
-
-    xlreaper_reap_result_init(&rr);
-    assert_int_equal(xlreaper_reap(f->ctx, NULL, 9, &rr), 0);
-    xlreaper_reap_result_dispose(&rr);
-    xlrt_nursery_stop(nursery);
 }
 
 /* ---------- the CLI ---------- */
@@ -927,6 +979,7 @@ int main(void)
         T(test_wrong_gid),
         T(test_supplementary_group),
         T(test_no_new_privs),
+        T(test_capability_kept),
         T(test_nproc_unlimited),
         T(test_configured_limit),
         T(test_cmdline_domid),

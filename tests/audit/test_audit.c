@@ -49,6 +49,8 @@ typedef struct {
     xlreaper__audit_hooks h;
     uint32_t live[4];
     unsigned nlive;
+    uint32_t born;       /* live from the second listing on, if not 0 */
+    unsigned listings;
     bool live_fails;
     uint32_t xs_domid;   /* dm_pid hook answers for this one */
     long xs_pid;
@@ -67,11 +69,13 @@ static int hook_live(void *opaque, uint32_t **domids_r, unsigned *num_r)
 
     if (f->live_fails)
         return XLREAPER_ERROR_FAIL;
-    *domids_r = calloc(f->nlive + 1, sizeof(uint32_t));
+    *domids_r = calloc(f->nlive + 2, sizeof(uint32_t));
     if (!*domids_r)
         return XLREAPER_ERROR_NOMEM;
     memcpy(*domids_r, f->live, f->nlive * sizeof(uint32_t));
     *num_r = f->nlive;
+    if (f->born && f->listings++)
+        (*domids_r)[(*num_r)++] = f->born;
     return 0;
 }
 
@@ -652,6 +656,21 @@ static void test_leftover_under_dead_uid(void **state)
     assert_true(xlrt_alive(t)); /* the audit changed nothing */
 }
 
+/* A domain created while the audit ran: its new DM is no leftover. */
+static void test_domain_born_during_audit(void **state)
+{
+    fx *f = *state;
+    static const char *const none[] = { NULL };
+    const xlreaper_audit_result *res;
+
+    f->born = DEAD;
+    start_dm(f, &(dm_spec){ .domid = DEAD });
+    res = run(f, 0);
+    expect(res, "live_domains", D, PASS, "from hook: 3");
+    expect(res, "dm", DEAD, PASS, "1 process under its uid");
+    expect_only_failures(res, none);
+}
+
 static void test_zombie_leftover(void **state)
 {
     fx *f = *state;
@@ -706,11 +725,15 @@ static void test_fix_reaps(void **state)
 
     res = run(f, XLREAPER_AUDIT_FIX);
     c = find(res, "leftover", DEAD);
-    if (c->status != PASS || !c->fixed || !strstr(c->reason, "--fix reaped"))
+    if (!c->fixed || !strstr(c->reason, "--fix reaped it: domid 7"))
+        fail_msg("leftover after --fix: %s", c->reason);
+    /* Killed; the nursery reaps it soon, but maybe not before the
+     * reaper's verdict, which then says a zombie still counts. */
+    if ((c->status == PASS) == !!strstr(c->reason, "still count"))
         fail_msg("leftover after --fix: %s %s",
                  xlreaper_audit_status_name(c->status), c->reason);
-    assert_int_equal(xlrt_kernel_count(uid), 0);
     expect(res, "dead_uids", D, FAIL, "1 of the"); /* it was found */
+    wait_count(uid, 0, true);
 
     res = run(f, 0);
     expect(res, "dead_uids", D, PASS, NULL);
@@ -986,6 +1009,7 @@ int main(void)
         T(test_xen_descriptors),
         T(test_chroot),
         T(test_leftover_under_dead_uid),
+        T(test_domain_born_during_audit),
         T(test_zombie_leftover),
         T(test_fix_reaps),
         T(test_task_under_pet),

@@ -49,14 +49,14 @@ typedef struct {
     xlreaper__audit_hooks h;
     uint32_t live[4];
     unsigned nlive;
-    uint32_t born;       /* live from the second listing on, if not 0 */
+    uint32_t born; /* live from the second listing on, if not 0 */
     unsigned listings;
     bool live_fails;
-    uint32_t xs_domid;   /* dm_pid hook answers for this one */
+    uint32_t xs_domid; /* dm_pid hook answers for this one */
     long xs_pid;
-    uint64_t forks;      /* forks hook: constant, or counting */
+    uint64_t forks; /* forks hook: constant, or counting */
     bool forks_move;
-    pid_t procs[8];      /* ours to kill and wait for */
+    pid_t procs[8]; /* ours to kill and wait for */
     unsigned nprocs;
     pid_t nursery;       /* ours to stop, after reaping... */
     uint32_t reap_domid; /* ...this domid's uid, if not 0 */
@@ -169,17 +169,17 @@ static int teardown(void **state)
 
 typedef struct {
     uint32_t domid;
-    uid_t ruid, euid, suid;  /* 0: the DM uid */
-    gid_t gid;               /* 0: the DM gid (= its uid) */
-    gid_t group;             /* a supplementary group, or 0 */
+    uid_t ruid, euid, suid; /* 0: the DM uid */
+    gid_t gid;              /* 0: the DM gid (= its uid) */
+    gid_t group;            /* a supplementary group, or 0 */
     bool no_nnp;
-    rlim_t nproc;            /* 0: 64, the configured limit */
-    rlim_t nofile;           /* 0: leave it */
-    const char *open_path;   /* kept open across execve */
+    rlim_t nproc;          /* 0: 64, the configured limit */
+    rlim_t nofile;         /* 0: leave it */
+    const char *open_path; /* kept open across execve */
     const char *chroot_dir;
-    const char *argv_domid;  /* -xen-domid's value; NULL: domid */
+    const char *argv_domid; /* -xen-domid's value; NULL: domid */
     bool no_domid_arg;
-    bool ambient_cap;        /* keep CAP_NET_BIND_SERVICE across execve */
+    bool ambient_cap; /* keep CAP_NET_BIND_SERVICE across execve */
 } dm_spec;
 
 static void child_fail(int wfd)
@@ -346,8 +346,8 @@ static void expect(const xlreaper_audit_result *res, const char *name,
     if (c->status != st || (reason_part && !strstr(c->reason, reason_part))) {
         dump(res);
         fail_msg("%s (domid %d): %s \"%s\", want %s with \"%s\"", name,
-                 (int)domid, xlreaper_audit_status_name(c->status),
-                 c->reason, xlreaper_audit_status_name(st),
+                 (int)domid, xlreaper_audit_status_name(c->status), c->reason,
+                 xlreaper_audit_status_name(st),
                  reason_part ? reason_part : "");
     }
 }
@@ -483,8 +483,9 @@ static void test_nproc_unlimited(void **state)
     start_dm(f, &(dm_spec){ .domid = LIVE, .nproc = host.rlim_max });
     res = run(f, 0);
     if (host.rlim_max == RLIM_INFINITY)
-        snprintf(want, sizeof(want), "NPROC soft unlimited hard unlimited "
-                                     "(want at most 64, nproc_limit)");
+        snprintf(want, sizeof(want),
+                 "NPROC soft unlimited hard unlimited "
+                 "(want at most 64, nproc_limit)");
     else
         snprintf(want, sizeof(want),
                  "NPROC soft %llu hard %llu (want at most 64, nproc_limit)",
@@ -595,8 +596,7 @@ static void test_xen_descriptors(void **state)
 
     start_dm(f, &(dm_spec){ .domid = LIVE, .open_path = xenbus });
     res = run(f, 0);
-    expect(res, "xen_fd", LIVE, FAIL,
-           "xenbus ");
+    expect(res, "xen_fd", LIVE, FAIL, "xenbus ");
     expect(res, "xen_fd", LIVE, FAIL, "an open xenstore device");
     stop_procs(f);
 
@@ -948,8 +948,7 @@ static void test_cli_exit_codes_and_formats(void **state)
     char err[128];
 
     /* No Xen on this host: could not check (2), and says so. */
-    assert_int_equal(cli(f, (const char *[]){ "audit", "--tap", NULL },
-                         &out),
+    assert_int_equal(cli(f, (const char *[]){ "audit", "--tap", NULL }, &out),
                      2);
     assert_non_null(strstr(out, "TAP version 13\n1.."));
     assert_non_null(strstr(out, "not ok 1 - live_domains: could not "
@@ -959,13 +958,11 @@ static void test_cli_exit_codes_and_formats(void **state)
     assert_non_null(strstr(out, " reaper_idle: "));
     free(out);
 
-    assert_int_equal(cli(f, (const char *[]){ "audit", "--json", NULL },
-                         &out),
+    assert_int_equal(cli(f, (const char *[]){ "audit", "--json", NULL }, &out),
                      2);
     js = yajl_tree_parse(out, err, sizeof(err));
     assert_non_null(js);
-    v = yajl_tree_get(js, (const char *[]){ "verdict", NULL },
-                      yajl_t_string);
+    v = yajl_tree_get(js, (const char *[]){ "verdict", NULL }, yajl_t_string);
     assert_string_equal(YAJL_GET_STRING(v), "unknown");
     v = yajl_tree_get(js, (const char *[]){ "checks", NULL }, yajl_t_array);
     assert_true(YAJL_IS_ARRAY(v) && v->u.array.len > 3);
@@ -982,13 +979,10 @@ static void test_cli_exit_codes_and_formats(void **state)
     stop_procs(f);
 
     /* Bad usage and a config that does not load: could not check. */
-    assert_int_equal(cli(f, (const char *[]){ "audit", "--bogus", NULL },
-                         NULL),
-                     2);
-    assert_int_equal(cli(f, (const char *[]){ "audit", "--tap", "--json",
-                                              NULL },
-                         NULL),
-                     2);
+    assert_int_equal(
+        cli(f, (const char *[]){ "audit", "--bogus", NULL }, NULL), 2);
+    assert_int_equal(
+        cli(f, (const char *[]){ "audit", "--tap", "--json", NULL }, NULL), 2);
     conf = xlrt_write_file(f->dir, "xl-reaper.conf", "no_such_key = 1\n");
     free(conf);
     assert_int_equal(cli(f, (const char *[]){ "audit", NULL }, NULL), 2);

@@ -16,9 +16,9 @@
 
 /* ---------- status ---------- */
 
-#define STATUS_HEAD                                                       \
-    "Name:\tqemu-system-i38\nUmask:\t0022\nState:\tS (sleeping)\n"       \
-    "Tgid:\t1234\nNgid:\t0\nPid:\t1234\nPPid:\t1\nTracerPid:\t0\n"       \
+#define STATUS_HEAD                                                           \
+    "Name:\tqemu-system-i38\nUmask:\t0022\nState:\tS (sleeping)\n"            \
+    "Tgid:\t1234\nNgid:\t0\nPid:\t1234\nPPid:\t1\nTracerPid:\t0\n"            \
     "Uid:\t131077\t131077\t131077\t131077\n"
 
 static void test_status_ok(void **state)
@@ -32,8 +32,7 @@ static void test_status_ok(void **state)
     xlreaper__audit_task at;
     (void)state;
 
-    assert_int_equal(xlreaper__audit_parse_status(text, strlen(text), &at),
-                     0);
+    assert_int_equal(xlreaper__audit_parse_status(text, strlen(text), &at), 0);
     assert_int_equal(at.t.tid, 1234);
     assert_int_equal(at.t.ruid, 131077);
     assert_int_equal(at.rgid, 131077);
@@ -59,8 +58,8 @@ static void test_status_variants(void **state)
         bool caps;
     } cases[] = {
         /* no groups at all: the tab and nothing */
-        { STATUS_HEAD "Gid:\t1\t1\t1\t1\nGroups:\t\nNoNewPrivs:\t0\n", 0, 0,
-          0, false },
+        { STATUS_HEAD "Gid:\t1\t1\t1\t1\nGroups:\t\nNoNewPrivs:\t0\n", 0, 0, 0,
+          false },
         /* no NoNewPrivs line (old kernel): unknown, not "set" */
         { STATUS_HEAD "Gid:\t1\t1\t1\t1\nGroups:\t\n", 0, 0, -1, false },
         /* NoNewPrivs garbage: unknown */
@@ -182,8 +181,8 @@ static void test_cmdline(void **state)
         uint32_t domid;
         const char *chroot;
     } cases[] = {
-        { CL("qemu\0-xen-domid\0005\0-xen-domid-restrict\0"), 1, false,
-          false, true, 5, NULL },
+        { CL("qemu\0-xen-domid\0005\0-xen-domid-restrict\0"), 1, false, false,
+          true, 5, NULL },
         { CL("qemu\0--xen-domid\0005\0"), 1, false, false, false, 5, NULL },
         /* no trailing NUL (a truncated read) */
         { CL("qemu\0-xen-domid\00012"), 1, false, false, false, 12, NULL },
@@ -192,8 +191,7 @@ static void test_cmdline(void **state)
         { CL("qemu\0-xen-domid\0000\0"), 1, true, false, false, 0, NULL },
         { CL("qemu\0-xen-domid\00005\0"), 1, true, false, false, 0, NULL },
         { CL("qemu\0-xen-domid\0+5\0"), 1, true, false, false, 0, NULL },
-        { CL("qemu\0-xen-domid\00032752\0"), 1, true, false, false, 0,
-          NULL },
+        { CL("qemu\0-xen-domid\00032752\0"), 1, true, false, false, 0, NULL },
         { CL("qemu\0-xen-domid\00099999999999999999999\0"), 1, true, false,
           false, 0, NULL },
         { CL("qemu\0-xen-domid\0005\0-xen-domid\0006\0"), 2, false, true,
@@ -224,8 +222,7 @@ static void test_cmdline(void **state)
                      cl.restrict_opt, cl.domid);
         if (!cases[i].chroot != !cl.chroot ||
             (cl.chroot && (cl.chroot_len != strlen(cases[i].chroot) ||
-                           memcmp(cl.chroot, cases[i].chroot,
-                                  cl.chroot_len))))
+                           memcmp(cl.chroot, cases[i].chroot, cl.chroot_len))))
             fail_msg("case %zu: chroot", i);
     }
 }
@@ -240,10 +237,17 @@ static void test_parse_ulong(void **state)
         int rc;
         unsigned long v;
     } cases[] = {
-        { "0", 10, 0, 0 },     { "7", 10, 0, 7 },    { "10", 10, 0, 10 },
-        { "11", 10, -1, 0 },   { "07", 10, -1, 0 },  { "", 10, -1, 0 },
-        { "-1", 10, -1, 0 },   { " 1", 10, -1, 0 },  { "1 ", 10, -1, 0 },
-        { "0x1", 10, -1, 0 },  { "18446744073709551616", ULONG_MAX, -1, 0 },
+        { "0", 10, 0, 0 },
+        { "7", 10, 0, 7 },
+        { "10", 10, 0, 10 },
+        { "11", 10, -1, 0 },
+        { "07", 10, -1, 0 },
+        { "", 10, -1, 0 },
+        { "-1", 10, -1, 0 },
+        { " 1", 10, -1, 0 },
+        { "1 ", 10, -1, 0 },
+        { "0x1", 10, -1, 0 },
+        { "18446744073709551616", ULONG_MAX, -1, 0 },
         { "4294967295", 4294967295ul, 0, 4294967295ul },
     };
     (void)state;
@@ -262,19 +266,15 @@ static void test_forks_line(void **state)
     uint64_t v = 0;
     (void)state;
 
-    assert_int_equal(xlreaper__audit_parse_forks_line("processes 1160713\n",
-                                                      &v),
-                     1);
+    assert_int_equal(
+        xlreaper__audit_parse_forks_line("processes 1160713\n", &v), 1);
     assert_int_equal(v, 1160713);
     assert_int_equal(xlreaper__audit_parse_forks_line("processes 5", &v), 1);
     assert_int_equal(v, 5);
-    assert_int_equal(xlreaper__audit_parse_forks_line("procs_running 3\n",
-                                                      &v),
+    assert_int_equal(xlreaper__audit_parse_forks_line("procs_running 3\n", &v),
                      0);
-    assert_int_equal(xlreaper__audit_parse_forks_line("processes x\n", &v),
-                     0);
-    assert_int_equal(xlreaper__audit_parse_forks_line("processes \n", &v),
-                     0);
+    assert_int_equal(xlreaper__audit_parse_forks_line("processes x\n", &v), 0);
+    assert_int_equal(xlreaper__audit_parse_forks_line("processes \n", &v), 0);
     assert_int_equal(xlreaper__audit_parse_forks_line("", &v), 0);
 }
 
@@ -321,9 +321,9 @@ static void test_xenfd_verdicts(void **state)
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         char why[200];
-        xlreaper_audit_status st = xlreaper__xenfd_verdict(
-            cases[i].kind, cases[i].probe, cases[i].confirm, 5, why,
-            sizeof(why));
+        xlreaper_audit_status st =
+            xlreaper__xenfd_verdict(cases[i].kind, cases[i].probe,
+                                    cases[i].confirm, 5, why, sizeof(why));
         if (st != cases[i].st || !strstr(why, cases[i].why))
             fail_msg("case %zu: %s \"%s\"", i, xlreaper_audit_status_name(st),
                      why);
@@ -366,9 +366,8 @@ static void test_result_verdict_and_json(void **state)
 
     xlreaper_audit_result_init(&res);
     assert_int_equal(xlreaper_audit_verdict(&res), XLREAPER_AUDIT_UNKNOWN);
-    assert_int_equal(xlreaper__audit_add(&res, "a", 5, 6, 7,
-                                         XLREAPER_AUDIT_SKIP, "x"),
-                     0);
+    assert_int_equal(
+        xlreaper__audit_add(&res, "a", 5, 6, 7, XLREAPER_AUDIT_SKIP, "x"), 0);
     assert_int_equal(xlreaper_audit_verdict(&res), XLREAPER_AUDIT_PASS);
     assert_int_equal(xlreaper__audit_add(&res, "b", XLREAPER_AUDIT_NO_DOMID,
                                          XLREAPER_AUDIT_NO_UID, 0,

@@ -53,12 +53,12 @@ typedef struct {
     xlreaper_audit_result *res;
     xlreaper__audit_watch w;
     bool live_known;
-    xlreaper__audit_tasks tasks; /* the last (quiet, if any) pass */
+    xlreaper__audit_tasks tasks;   /* the last (quiet, if any) pass */
     xlreaper__audit_dmpids dmpids; /* per res->live[i] */
     xlreaper__xendevs xd;
 } audit;
 
-#define ADD(a, name, d, u, p, st, ...)                                    \
+#define ADD(a, name, d, u, p, st, ...)                                        \
     xlreaper__audit_add((a)->res, (name), (d), (u), (p), (st), __VA_ARGS__)
 
 static bool is_live(const audit *a, uint32_t domid)
@@ -140,13 +140,12 @@ static int list_live(audit *a)
     xlreaper__sb sb = { 0 };
     int rc;
 
-    rc = xlreaper__audit_live_domains(ctx, a->h,
-                                      a->opts->xenstore_timeout_ms, &l);
+    rc = xlreaper__audit_live_domains(ctx, a->h, a->opts->xenstore_timeout_ms,
+                                      &l);
     if (rc)
         return rc;
     if (!l.source) {
-        LOG(WARN, "audit: could not tell which domains are live: %s",
-            l.why);
+        LOG(WARN, "audit: could not tell which domains are live: %s", l.why);
         free(l.domids);
         return ADD(a, "live_domains", NO_DOMID, NO_UID, 0,
                    XLREAPER_AUDIT_UNKNOWN,
@@ -166,7 +165,9 @@ static int list_live(audit *a)
              "%u live domain%s from %s%s%s", a->res->num_live,
              a->res->num_live == 1 ? "" : "s", l.source,
              a->res->num_live ? ": " : "",
-             sb.oom ? "(out of memory)" : sb.buf ? sb.buf : "");
+             sb.oom   ? "(out of memory)"
+             : sb.buf ? sb.buf
+                      : "");
     xlreaper__sb_dispose(&sb);
     return rc;
 }
@@ -246,15 +247,14 @@ static int check_passwd(audit *a)
                    XLREAPER_AUDIT_UNKNOWN, "walking passwd failed: %s",
                    xlreaper_strerror(rc));
     if (w.clashes)
-        return ADD(a, "passwd_range", NO_DOMID, w.first_uid, 0,
-                   XLREAPER_AUDIT_FAIL,
-                   "%u passwd user%s inside the uid range %lu..%lu, first "
-                   "%s (uid %lu, domid %lu's)",
-                   w.clashes, w.clashes == 1 ? "" : "s",
-                   (unsigned long)a->w.base,
-                   (unsigned long)(a->w.base + xlreaper_max_domid()),
-                   w.first, (unsigned long)w.first_uid,
-                   (unsigned long)(w.first_uid - a->w.base));
+        return ADD(
+            a, "passwd_range", NO_DOMID, w.first_uid, 0, XLREAPER_AUDIT_FAIL,
+            "%u passwd user%s inside the uid range %lu..%lu, first "
+            "%s (uid %lu, domid %lu's)",
+            w.clashes, w.clashes == 1 ? "" : "s", (unsigned long)a->w.base,
+            (unsigned long)(a->w.base + xlreaper_max_domid()), w.first,
+            (unsigned long)w.first_uid,
+            (unsigned long)(w.first_uid - a->w.base));
     return ADD(a, "passwd_range", NO_DOMID, NO_UID, 0, XLREAPER_AUDIT_PASS,
                "no other passwd user inside the uid range %lu..%lu "
                "(validated at config load, and again now)",
@@ -287,8 +287,8 @@ static int read_forks(audit *a, uint64_t *v)
 
 static int passes(audit *a)
 {
-    unsigned max = a->h && a->h->max_passes ? a->h->max_passes
-                                            : DEFAULT_MAX_PASSES;
+    unsigned max =
+        a->h && a->h->max_passes ? a->h->max_passes : DEFAULT_MAX_PASSES;
     uint64_t f0, f1;
     int rc;
 
@@ -375,11 +375,9 @@ static int check_ids(audit *a, const dm_proc *p)
         const xlreaper_task *t = &at->t;
 
         if (t->ruid != p->uid || t->euid != p->uid || t->suid != p->uid ||
-            t->fsuid != p->uid || at->rgid != p->gid ||
-            at->egid != p->gid || at->sgid != p->gid ||
-            at->fsgid != p->gid)
-            return ADD(a, "ids", p->domid, p->uid, p->pid,
-                       XLREAPER_AUDIT_FAIL,
+            t->fsuid != p->uid || at->rgid != p->gid || at->egid != p->gid ||
+            at->sgid != p->gid || at->fsgid != p->gid)
+            return ADD(a, "ids", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
                        "thread %ld: uids %lu %lu %lu %lu, gids %lu %lu %lu "
                        "%lu (real, effective, saved, fs); want uid %lu, "
                        "gid %lu",
@@ -394,9 +392,8 @@ static int check_ids(audit *a, const dm_proc *p)
                "real, effective, saved and fs uids %lu, gids %lu (%s), in "
                "%u thread%s",
                (unsigned long)p->uid, (unsigned long)p->gid,
-               a->cfg->dm_gid_mode == XLREAPER_GID_RANGE_BASE
-                   ? "range-base"
-                   : "per-domain",
+               a->cfg->dm_gid_mode == XLREAPER_GID_RANGE_BASE ? "range-base"
+                                                              : "per-domain",
                n, n == 1 ? "" : "s");
 }
 
@@ -406,10 +403,9 @@ static int check_caps(audit *a, const dm_proc *p)
         const xlreaper__audit_task *at = &p->threads.tasks[i];
 
         if (!at->caps_known)
-            return ADD(a, "caps", p->domid, p->uid, p->pid,
-                       XLREAPER_AUDIT_UNKNOWN,
-                       "thread %ld: no CapPrm/CapEff in its status",
-                       (long)at->t.tid);
+            return ADD(
+                a, "caps", p->domid, p->uid, p->pid, XLREAPER_AUDIT_UNKNOWN,
+                "thread %ld: no CapPrm/CapEff in its status", (long)at->t.tid);
         if (at->cap_prm || at->cap_eff || at->cap_amb)
             return ADD(a, "caps", p->domid, p->uid, p->pid,
                        XLREAPER_AUDIT_FAIL,
@@ -482,24 +478,20 @@ static int check_cmdline(audit *a, const dm_proc *p,
                    strerror(errno));
     xlreaper__audit_parse_cmdline(*text_r, (size_t)n, cl);
     if (!n)
-        return ADD(a, "cmdline", p->domid, p->uid, p->pid,
-                   XLREAPER_AUDIT_FAIL,
+        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
                    "empty command line: no -xen-domid to match the uid");
     if (!cl->ndomid)
-        return ADD(a, "cmdline", p->domid, p->uid, p->pid,
-                   XLREAPER_AUDIT_FAIL,
+        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
                    "no -xen-domid on its command line: a process under "
                    "domid %u's uid that is not its DM",
                    p->domid);
     if (cl->domid_bad || cl->domid_conflict)
-        return ADD(a, "cmdline", p->domid, p->uid, p->pid,
-                   XLREAPER_AUDIT_FAIL,
-                   "%u -xen-domid options%s%s (the last says %u)",
-                   cl->ndomid, cl->domid_bad ? ", not all valid domids" : "",
+        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
+                   "%u -xen-domid options%s%s (the last says %u)", cl->ndomid,
+                   cl->domid_bad ? ", not all valid domids" : "",
                    cl->domid_conflict ? ", disagreeing" : "", cl->domid);
     if (cl->domid != p->domid)
-        return ADD(a, "cmdline", p->domid, p->uid, p->pid,
-                   XLREAPER_AUDIT_FAIL,
+        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
                    "-xen-domid %u, but it runs under domid %u's uid %lu: "
                    "one uid would serve two domains",
                    cl->domid, p->domid, (unsigned long)p->uid);
@@ -527,8 +519,7 @@ static unsigned wanted_limits(const audit *a, want_limit *w, unsigned max)
         if (cfg->rlimits[i].resource == RLIMIT_NPROC)
             continue;
         core |= cfg->rlimits[i].resource == RLIMIT_CORE;
-        w[n++] = (want_limit){ cfg->rlimits[i].resource,
-                               cfg->rlimits[i].limit,
+        w[n++] = (want_limit){ cfg->rlimits[i].resource, cfg->rlimits[i].limit,
                                cfg->rlimits[i].key ? cfg->rlimits[i].key
                                                    : "config" };
     }
@@ -610,8 +601,8 @@ static int check_limits(audit *a, const dm_proc *p)
 static int check_chroot(audit *a, const dm_proc *p,
                         const xlreaper__audit_cmdline *cl)
 {
-    const char *base = a->h && a->h->chroot_base ? a->h->chroot_base
-                                                 : a->cfg->chroot_base;
+    const char *base =
+        a->h && a->h->chroot_base ? a->h->chroot_base : a->cfg->chroot_base;
     char want[PATH_MAX], got[PATH_MAX], root[64];
     const char *from;
     struct stat ws, rs;
@@ -629,17 +620,15 @@ static int check_chroot(audit *a, const dm_proc *p,
         snprintf(want, sizeof(want), "%s/qemu-root-%u", base, p->domid);
         from = "chroot_base";
     } else {
-        return ADD(a, "chroot", p->domid, p->uid, p->pid,
-                   XLREAPER_AUDIT_SKIP,
+        return ADD(a, "chroot", p->domid, p->uid, p->pid, XLREAPER_AUDIT_SKIP,
                    "none asked: no -chroot and no chroot_base");
     }
     if (stat(want, &ws) < 0) {
         if (!cl->chroot && errno == ENOENT)
             return ADD(a, "chroot", p->domid, p->uid, p->pid,
                        XLREAPER_AUDIT_SKIP, "none asked: no %s", want);
-        return ADD(a, "chroot", p->domid, p->uid, p->pid,
-                   XLREAPER_AUDIT_FAIL, "%s (from %s): %s", want, from,
-                   strerror(errno));
+        return ADD(a, "chroot", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
+                   "%s (from %s): %s", want, from, strerror(errno));
     }
     snprintf(root, sizeof(root), "/proc/%ld/root", (long)p->pid);
     if (stat(root, &rs) < 0)
@@ -648,8 +637,8 @@ static int check_chroot(audit *a, const dm_proc *p,
     /* By identity, not by name: readlink shows the path from our root,
      * and a name can be replaced. */
     if (rs.st_dev == ws.st_dev && rs.st_ino == ws.st_ino)
-        return ADD(a, "chroot", p->domid, p->uid, p->pid,
-                   XLREAPER_AUDIT_PASS, "root is %s (from %s)", want, from);
+        return ADD(a, "chroot", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
+                   "root is %s (from %s)", want, from);
     n = readlink(root, got, sizeof(got) - 1);
     got[n > 0 ? n : 0] = '\0';
     return ADD(a, "chroot", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
@@ -705,13 +694,13 @@ static int check_xen_fds(audit *a, const dm_proc *p)
                      strerror(e));
             st = XLREAPER_AUDIT_UNKNOWN;
         } else {
-            st = xlreaper__xenfd_verdict(node->kind, perr, cerr, p->domid,
-                                         why, sizeof(why));
+            st = xlreaper__xenfd_verdict(node->kind, perr, cerr, p->domid, why,
+                                         sizeof(why));
         }
         rc = ADD(a, "xen_fd", p->domid, p->uid, p->pid, st,
                  "fd %lu: %s %s (node %s): %s", fd,
-                 xlreaper__xendev_name(node->kind),
-                 n > 0 ? target : "?", node->path, why);
+                 xlreaper__xendev_name(node->kind), n > 0 ? target : "?",
+                 node->path, why);
     }
     closedir(d);
     if (rc || nxen)
@@ -806,10 +795,9 @@ static int check_xs_pid(audit *a, uint32_t domid, uid_t uid, long xspid,
      * jailed like the rest. */
     if (at.t.ruid == uid && at.t.euid == uid && at.t.suid == uid &&
         at.t.fsuid == uid)
-        rc = ADD(a, "xenstore_pid", domid, uid, (pid_t)xspid,
-                 XLREAPER_AUDIT_PASS,
-                 "xenstore's device-model-pid %ld runs under the DM uid",
-                 xspid);
+        rc = ADD(
+            a, "xenstore_pid", domid, uid, (pid_t)xspid, XLREAPER_AUDIT_PASS,
+            "xenstore's device-model-pid %ld runs under the DM uid", xspid);
     else
         rc = ADD(a, "xenstore_pid", domid, uid, (pid_t)xspid,
                  XLREAPER_AUDIT_FAIL,
@@ -835,8 +823,8 @@ static int check_domain(audit *a, uint32_t domid, long xspid)
         xlreaper__sb_printf(&sb, "%s%ld", i ? " " : "", (long)pids[i]);
     if (n)
         rc = ADD(a, "dm", domid, uid, pids[0], XLREAPER_AUDIT_PASS,
-                 "%u process%s under its uid: pid %s", n,
-                 n == 1 ? "" : "es", sb.buf ? sb.buf : "");
+                 "%u process%s under its uid: pid %s", n, n == 1 ? "" : "es",
+                 sb.buf ? sb.buf : "");
     else
         rc = ADD(a, "dm", domid, uid, 0, XLREAPER_AUDIT_SKIP,
                  "no process under uid %lu (no DM, a PV guest, or a stub "
@@ -847,8 +835,7 @@ static int check_domain(audit *a, uint32_t domid, long xspid)
         return rc;
     rc = check_xs_pid(a, domid, uid, xspid, pids, n);
     for (unsigned i = 0; !rc && i < n; i++) {
-        dm_proc p = { .pid = pids[i], .domid = domid, .uid = uid,
-                      .gid = gid };
+        dm_proc p = { .pid = pids[i], .domid = domid, .uid = uid, .gid = gid };
         rc = check_dm_proc(a, &p);
         xlreaper__audit_tasks_dispose(&p.threads);
     }
@@ -866,9 +853,8 @@ static int check_domains(audit *a)
 
     if (a->live_known) {
         for (unsigned i = 0; !rc && i < res->num_live; i++)
-            rc = check_domain(a, res->live[i], a->dmpids.pids
-                                                   ? a->dmpids.pids[i]
-                                                   : 0);
+            rc = check_domain(a, res->live[i],
+                              a->dmpids.pids ? a->dmpids.pids[i] : 0);
         return rc;
     }
     ds = calloc(a->tasks.num + 1, sizeof(*ds));
@@ -944,8 +930,8 @@ static int check_idle_uid(audit *a, const char *name, uid_t uid,
                    "nothing",
                    what, (unsigned long)uid, b.tasks, b.tasks == 1 ? "" : "s",
                    rc ? "unknown, " : "", count, b.zombies,
-                   b.zombies == 1 ? "" : "s",
-                   (long)b.first->tid, b.first->comm, b.first->state);
+                   b.zombies == 1 ? "" : "s", (long)b.first->tid,
+                   b.first->comm, b.first->state);
     }
     rc = probe_empty(a, uid, &empty);
     if (rc == XLREAPER_ERROR_NOMEM)
@@ -1061,16 +1047,14 @@ static int leftover(audit *a, uint32_t domid, uid_t uid, const bucket *b,
     if (prc == XLREAPER_ERROR_NOMEM)
         return prc;
     if (b->tasks)
-        rc = ADD(a, "leftover", domid, uid, b->first->tid,
-                 XLREAPER_AUDIT_FAIL,
+        rc = ADD(a, "leftover", domid, uid, b->first->tid, XLREAPER_AUDIT_FAIL,
                  "domid %u is not live, but its uid %lu has %u task%s in "
                  "/proc (%u zombie%s; kernel count %s%u), first pid %ld "
                  "(%s, state %c, ppid %ld): a failed cleanup",
-                 domid, (unsigned long)uid, b->tasks,
-                 b->tasks == 1 ? "" : "s", b->zombies,
-                 b->zombies == 1 ? "" : "s", prc ? "unknown, " : "", count,
-                 (long)b->first->tid, b->first->comm, b->first->state,
-                 (long)b->first->ppid);
+                 domid, (unsigned long)uid, b->tasks, b->tasks == 1 ? "" : "s",
+                 b->zombies, b->zombies == 1 ? "" : "s",
+                 prc ? "unknown, " : "", count, (long)b->first->tid,
+                 b->first->comm, b->first->state, (long)b->first->ppid);
     else
         rc = ADD(a, "leftover", domid, uid, 0, XLREAPER_AUDIT_FAIL,
                  "domid %u is not live, but the kernel counts %u task%s "
@@ -1099,8 +1083,7 @@ static int check_dead_uids(audit *a)
     int rc = 0;
 
     if (!a->live_known)
-        return ADD(a, "dead_uids", NO_DOMID, NO_UID, 0,
-                   XLREAPER_AUDIT_UNKNOWN,
+        return ADD(a, "dead_uids", NO_DOMID, NO_UID, 0, XLREAPER_AUDIT_UNKNOWN,
                    "which domains are live is unknown, so no uid can be "
                    "judged a leftover");
 
@@ -1193,8 +1176,9 @@ int xlreaper__audit_run(xlreaper_ctx *ctx, const xlreaper_audit_opts *opts,
                         xlreaper_audit_result *res)
 {
     uint64_t start = xlreaper__now_us();
-    audit a = { .ctx = ctx, .cfg = ctx->cfg, .opts = opts, .h = h,
-                .res = res };
+    audit a = {
+        .ctx = ctx, .cfg = ctx->cfg, .opts = opts, .h = h, .res = res
+    };
     int rc;
 
     if (!a.cfg)
@@ -1215,11 +1199,10 @@ int xlreaper__audit_run(xlreaper_ctx *ctx, const xlreaper_audit_opts *opts,
 
     /* Xenstore is read after the passes, and once the live list is
      * final: its answers are kept per live domid. */
-    if ((rc = list_live(&a)) || (rc = check_passwd(&a)) ||
-        (rc = passes(&a)) || (rc = relist_live(&a)) ||
-        (rc = read_dm_pids(&a)) || (rc = check_domains(&a)) ||
-        (rc = check_idle_uids(&a)) || (rc = check_shared(&a)) ||
-        (rc = check_dead_uids(&a)))
+    if ((rc = list_live(&a)) || (rc = check_passwd(&a)) || (rc = passes(&a)) ||
+        (rc = relist_live(&a)) || (rc = read_dm_pids(&a)) ||
+        (rc = check_domains(&a)) || (rc = check_idle_uids(&a)) ||
+        (rc = check_shared(&a)) || (rc = check_dead_uids(&a)))
         goto out;
     rc = 0;
 

@@ -32,9 +32,9 @@ typedef struct {
     /* The host's count of tasks ever created, instead of /proc/stat. */
     int (*forks)(void *opaque, uint64_t *forks_r);
     void *opaque;
-    const char *xen_dev_dir; /* instead of /dev/xen */
-    const char *xenfs_dir;   /* instead of /proc/xen */
-    const char *chroot_base; /* instead of the config's chroot_base */
+    const char *xen_dev_dir;  /* instead of /dev/xen */
+    const char *xenfs_dir;    /* instead of /proc/xen */
+    const char *chroot_base;  /* instead of the config's chroot_base */
     uint32_t sweep_max_domid; /* probe domids 1..this only (0: all) */
     unsigned max_passes;      /* /proc passes before giving up on a
                                * quiet one (0: the default) */
@@ -49,12 +49,10 @@ _hidden int xlreaper__audit_run(xlreaper_ctx *ctx,
 
 /* Appends a check; the reason is made printable ASCII (it quotes what
  * DMs chose: names, paths, arguments).  0 or _NOMEM. */
-_hidden int xlreaper__audit_add(xlreaper_audit_result *res,
-                                const char *name, uint32_t domid,
-                                uid_t uid, pid_t pid,
-                                xlreaper_audit_status status,
-                                const char *fmt, ...)
-    __attribute__((format(printf, 7, 8)));
+_hidden int xlreaper__audit_add(xlreaper_audit_result *res, const char *name,
+                                uint32_t domid, uid_t uid, pid_t pid,
+                                xlreaper_audit_status status, const char *fmt,
+                                ...) __attribute__((format(printf, 7, 8)));
 
 /* A growing string for reasons; on ENOMEM it stays NULL. */
 typedef struct {
@@ -72,11 +70,11 @@ _hidden void xlreaper__sb_dispose(xlreaper__sb *sb);
 #define XLREAPER__AUDIT_GROUPS_KEPT 8
 
 typedef struct {
-    xlreaper_task t;        /* tid, tgid, ppid, state, uids, comm */
+    xlreaper_task t; /* tid, tgid, ppid, state, uids, comm */
     gid_t rgid, egid, sgid, fsgid;
-    unsigned ngroups;       /* supplementary groups, all counted */
+    unsigned ngroups; /* supplementary groups, all counted */
     gid_t groups[XLREAPER__AUDIT_GROUPS_KEPT]; /* the first ones */
-    int nnp;                /* NoNewPrivs: 0, 1, or -1 if absent */
+    int nnp; /* NoNewPrivs: 0, 1, or -1 if absent */
     bool caps_known;
     uint64_t cap_prm, cap_eff, cap_amb;
     unsigned threads;
@@ -119,8 +117,7 @@ _hidden int xlreaper__audit_pass(xlreaper_ctx *ctx,
 _hidden int xlreaper__audit_parse_forks_line(const char *line,
                                              uint64_t *forks_r);
 /* Reads it.  0 or _FAIL. */
-_hidden int xlreaper__audit_read_forks(xlreaper_ctx *ctx,
-                                       uint64_t *forks_r);
+_hidden int xlreaper__audit_read_forks(xlreaper_ctx *ctx, uint64_t *forks_r);
 
 /* True when the caller is in the initial pid namespace, whose /proc
  * shows every task of the host. */
@@ -140,12 +137,12 @@ _hidden const char *xlreaper__audit_rlimit_name(int resource);
 
 /* What a DM's command line says.  Pointers are into the parsed text. */
 typedef struct {
-    unsigned ndomid;        /* -xen-domid options seen */
-    bool domid_bad;         /* one had no value or not a domid */
-    bool domid_conflict;    /* they disagree */
-    uint32_t domid;         /* the last one (QEMU's choice) */
-    bool restrict_opt;      /* -xen-domid-restrict */
-    const char *chroot;     /* -chroot DIR or -run-with chroot=DIR */
+    unsigned ndomid;     /* -xen-domid options seen */
+    bool domid_bad;      /* one had no value or not a domid */
+    bool domid_conflict; /* they disagree */
+    uint32_t domid;      /* the last one (QEMU's choice) */
+    bool restrict_opt;   /* -xen-domid-restrict */
+    const char *chroot;  /* -chroot DIR or -run-with chroot=DIR */
     size_t chroot_len;
 } xlreaper__audit_cmdline;
 
@@ -174,9 +171,9 @@ typedef enum {
 typedef struct {
     xlreaper__xendev_kind kind;
     char path[PATH_MAX];
-    bool chr;      /* a character device: matched by st_rdev */
+    bool chr; /* a character device: matched by st_rdev */
     dev_t rdev;
-    dev_t dev;     /* otherwise (xenfs files): by st_dev and st_ino */
+    dev_t dev; /* otherwise (xenfs files): by st_dev and st_ino */
     ino_t ino;
 } xlreaper__xendev_node;
 
@@ -191,8 +188,7 @@ _hidden const char *xlreaper__xendev_name(xlreaper__xendev_kind k);
 
 /* Stats every Xen node under dev_dir (/dev/xen) and xenfs_dir
  * (/proc/xen) that exists; absent ones are left out. */
-_hidden void xlreaper__xendevs_load(const char *dev_dir,
-                                    const char *xenfs_dir,
+_hidden void xlreaper__xendevs_load(const char *dev_dir, const char *xenfs_dir,
                                     xlreaper__xendevs *d);
 /* The node an open file is, or NULL. */
 _hidden const xlreaper__xendev_node *
@@ -205,10 +201,9 @@ xlreaper__xendevs_match(const xlreaper__xendevs *d, const struct stat *st);
  * privcmd's IOCTL_PRIVCMD_RESTRICT(domid) or -1 when not tried.  Writes
  * the reason into why.
  */
-_hidden xlreaper_audit_status
-xlreaper__xenfd_verdict(xlreaper__xendev_kind kind, int probe_err,
-                        int confirm_err, uint32_t domid, char *why,
-                        size_t whylen);
+_hidden xlreaper_audit_status xlreaper__xenfd_verdict(
+    xlreaper__xendev_kind kind, int probe_err, int confirm_err, uint32_t domid,
+    char *why, size_t whylen);
 
 /*
  * Takes a copy of pid's descriptor fd (pidfd_getfd), checks it is still
@@ -224,10 +219,10 @@ _hidden int xlreaper__xenfd_probe(pid_t pid, int fd,
 /* ---------- live domains and xenstore ---------- */
 
 typedef struct {
-    const char *source;  /* "libxenlight", "xenstore", "hook" or NULL */
-    uint32_t *domids;    /* malloc'd, sorted, no dom0 */
+    const char *source; /* "libxenlight", "xenstore", "hook" or NULL */
+    uint32_t *domids;   /* malloc'd, sorted, no dom0 */
     unsigned num;
-    char why[512];       /* when source is NULL: what was tried */
+    char why[512]; /* when source is NULL: what was tried */
 } xlreaper__audit_live;
 
 /* Fills live from hooks, else libxenlight when a hypervisor interface
@@ -240,8 +235,8 @@ _hidden int xlreaper__audit_live_domains(xlreaper_ctx *ctx,
 
 typedef struct {
     bool reachable;
-    char why[256];       /* when not */
-    long *pids;          /* per domid asked: pid, 0 absent, -1 bad */
+    char why[256]; /* when not */
+    long *pids;    /* per domid asked: pid, 0 absent, -1 bad */
 } xlreaper__audit_dmpids;
 
 /* Reads image/device-model-pid of each domid, in a thread given
@@ -255,7 +250,6 @@ _hidden int xlreaper__audit_dm_pids(xlreaper_ctx *ctx,
 /* Strict decimal (no sign, no space, no leading zero) up to max.
  * 0 or -1. */
 _hidden int xlreaper__audit_parse_ulong(const char *s, size_t len,
-                                        unsigned long max,
-                                        unsigned long *v_r);
+                                        unsigned long max, unsigned long *v_r);
 
 #endif /* XLREAPER_AUDIT_INTERNAL_H */

@@ -101,10 +101,10 @@ static int numbers(const char *p, const char *eol, int base,
         s = p;
         while (p < eol && isxdigit((unsigned char)*p) &&
                (base == 16 || isdigit((unsigned char)*p))) {
-            unsigned d = isdigit((unsigned char)*p)
-                             ? (unsigned)(*p - '0')
-                             : (unsigned)(tolower((unsigned char)*p) - 'a' +
-                                          10);
+            unsigned d =
+                isdigit((unsigned char)*p)
+                    ? (unsigned)(*p - '0')
+                    : (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
             if (v > (UINT64_MAX - d) / (unsigned)base)
                 return -1;
             v = v * (unsigned)base + d;
@@ -161,8 +161,7 @@ int xlreaper__audit_parse_status(const char *text, size_t len,
         at->nnp = (int)v[0];
 
     at->caps_known = false;
-    if ((p = field(text, end, "CapPrm", &eol)) &&
-        !numbers(p, eol, 16, v, 1)) {
+    if ((p = field(text, end, "CapPrm", &eol)) && !numbers(p, eol, 16, v, 1)) {
         at->cap_prm = v[0];
         if ((p = field(text, end, "CapEff", &eol)) &&
             !numbers(p, eol, 16, v, 1)) {
@@ -417,8 +416,8 @@ ssize_t xlreaper__audit_read_proc(pid_t pid, const char *name, size_t max,
 bool xlreaper__audit_watched(const xlreaper__audit_watch *w, uid_t uid)
 {
     return (uid >= w->base && uid - w->base <= xlreaper_max_domid()) ||
-           uid == w->pet || (w->shared != XLREAPER_AUDIT_NO_UID &&
-                             uid == w->shared);
+           uid == w->pet ||
+           (w->shared != XLREAPER_AUDIT_NO_UID && uid == w->shared);
 }
 
 static bool task_watched(const xlreaper__audit_watch *w,
@@ -431,8 +430,7 @@ static bool task_watched(const xlreaper__audit_watch *w,
 }
 
 /* Reads and parses dirfd/rel/status; 1 if it parsed, 0 if gone. */
-static int read_status_at(int dirfd, const char *rel,
-                          xlreaper__audit_task *at)
+static int read_status_at(int dirfd, const char *rel, xlreaper__audit_task *at)
 {
     char path[320], buf[STATUS_MAX];
     ssize_t r;

@@ -33,10 +33,14 @@ void xlreaper_audit_result_dispose(xlreaper_audit_result *res)
 const char *xlreaper_audit_status_name(xlreaper_audit_status s)
 {
     switch (s) {
-    case XLREAPER_AUDIT_PASS: return "pass";
-    case XLREAPER_AUDIT_SKIP: return "skip";
-    case XLREAPER_AUDIT_UNKNOWN: return "unknown";
-    case XLREAPER_AUDIT_FAIL: return "fail";
+    case XLREAPER_AUDIT_PASS:
+        return "pass";
+    case XLREAPER_AUDIT_SKIP:
+        return "skip";
+    case XLREAPER_AUDIT_UNKNOWN:
+        return "unknown";
+    case XLREAPER_AUDIT_FAIL:
+        return "fail";
     }
     return "?";
 }
@@ -143,8 +147,7 @@ int xlreaper__audit_add(xlreaper_audit_result *res, const char *name,
 
 #define STR(g, s) yajl_gen_string((g), (const unsigned char *)(s), strlen(s))
 
-int xlreaper_audit_result_json(const xlreaper_audit_result *res,
-                               char **json_r)
+int xlreaper_audit_result_json(const xlreaper_audit_result *res, char **json_r)
 {
     const unsigned char *buf;
     size_t len;

@@ -99,13 +99,20 @@ static const struct {
 const char *xlreaper__xendev_name(xlreaper__xendev_kind k)
 {
     switch (k) {
-    case XLREAPER__XENDEV_PRIVCMD: return "privcmd";
-    case XLREAPER__XENDEV_EVTCHN: return "evtchn";
-    case XLREAPER__XENDEV_XENBUS: return "xenbus";
-    case XLREAPER__XENDEV_XENBUS_BACKEND: return "xenbus_backend";
-    case XLREAPER__XENDEV_GNTDEV: return "gntdev";
-    case XLREAPER__XENDEV_GNTALLOC: return "gntalloc";
-    case XLREAPER__XENDEV_HYPERCALL: return "hypercall";
+    case XLREAPER__XENDEV_PRIVCMD:
+        return "privcmd";
+    case XLREAPER__XENDEV_EVTCHN:
+        return "evtchn";
+    case XLREAPER__XENDEV_XENBUS:
+        return "xenbus";
+    case XLREAPER__XENDEV_XENBUS_BACKEND:
+        return "xenbus_backend";
+    case XLREAPER__XENDEV_GNTDEV:
+        return "gntdev";
+    case XLREAPER__XENDEV_GNTALLOC:
+        return "gntalloc";
+    case XLREAPER__XENDEV_HYPERCALL:
+        return "hypercall";
     }
     return "?";
 }
@@ -114,8 +121,7 @@ void xlreaper__xendevs_load(const char *dev_dir, const char *xenfs_dir,
                             xlreaper__xendevs *d)
 {
     d->num = 0;
-    for (size_t i = 0; i < NUM_KNOWN && d->num < XLREAPER__XENDEV_MAX;
-         i++) {
+    for (size_t i = 0; i < NUM_KNOWN && d->num < XLREAPER__XENDEV_MAX; i++) {
         xlreaper__xendev_node *n = &d->nodes[d->num];
         struct stat st;
 
@@ -133,8 +139,7 @@ void xlreaper__xendevs_load(const char *dev_dir, const char *xenfs_dir,
     }
 }
 
-static bool node_matches(const xlreaper__xendev_node *n,
-                         const struct stat *st)
+static bool node_matches(const xlreaper__xendev_node *n, const struct stat *st)
 {
     return n->chr ? S_ISCHR(st->st_mode) && st->st_rdev == n->rdev
                   : st->st_dev == n->dev && st->st_ino == n->ino;
@@ -152,8 +157,7 @@ xlreaper__xendevs_match(const xlreaper__xendevs *d, const struct stat *st)
 /* ---------- restriction ---------- */
 
 xlreaper_audit_status xlreaper__xenfd_verdict(xlreaper__xendev_kind kind,
-                                              int probe_err,
-                                              int confirm_err,
+                                              int probe_err, int confirm_err,
                                               uint32_t domid, char *why,
                                               size_t whylen)
 {
@@ -164,13 +168,12 @@ xlreaper_audit_status xlreaper__xenfd_verdict(xlreaper__xendev_kind kind,
             return XLREAPER_AUDIT_PASS;
         }
         if (probe_err == EPERM && confirm_err == EINVAL) {
-            snprintf(why, whylen,
-                     "restricted, but to another domid than %u", domid);
+            snprintf(why, whylen, "restricted, but to another domid than %u",
+                     domid);
             return XLREAPER_AUDIT_FAIL;
         }
         if (probe_err == EPERM) {
-            snprintf(why, whylen,
-                     "restricted; checking the domid failed (%s)",
+            snprintf(why, whylen, "restricted; checking the domid failed (%s)",
                      strerror(confirm_err));
             return XLREAPER_AUDIT_UNKNOWN;
         }
@@ -242,9 +245,8 @@ static void probe_file(int fd, xlreaper__xendev_kind kind, uint32_t domid,
     }
 }
 
-int xlreaper__xenfd_probe(pid_t pid, int fd,
-                          const xlreaper__xendev_node *node, uint32_t domid,
-                          int *probe_err_r, int *confirm_err_r)
+int xlreaper__xenfd_probe(pid_t pid, int fd, const xlreaper__xendev_node *node,
+                          uint32_t domid, int *probe_err_r, int *confirm_err_r)
 {
     struct stat st;
     int pidfd, copy, err;
@@ -291,12 +293,12 @@ typedef struct {
     int refs;
     bool done;
     /* in */
-    bool list;            /* list /local/domain too */
-    uint32_t *domids;     /* owned; with list, replaced by the list */
+    bool list;        /* list /local/domain too */
+    uint32_t *domids; /* owned; with list, replaced by the list */
     unsigned num;
     /* out */
-    int err;              /* errno of the step that failed, or 0 */
-    const char *step;     /* static */
+    int err;          /* errno of the step that failed, or 0 */
+    const char *step; /* static */
     long *pids;
 } xs_job;
 
@@ -617,8 +619,7 @@ int xlreaper__audit_live_domains(xlreaper_ctx *ctx,
         return rc;
     if (rc == 1) {
         snprintf(live->why, sizeof(live->why),
-                 "%sxenstore did not answer within %u ms", tried,
-                 timeout_ms);
+                 "%sxenstore did not answer within %u ms", tried, timeout_ms);
         return 0;
     }
     if (j->err) {

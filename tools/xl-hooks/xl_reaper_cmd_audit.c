@@ -18,10 +18,14 @@
 static const char *mark(const xlreaper_audit_check *c)
 {
     switch (c->status) {
-    case XLREAPER_AUDIT_PASS: return c->fixed ? "\u2713 fixed" : "\u2713";
-    case XLREAPER_AUDIT_FAIL: return "\u2717";
-    case XLREAPER_AUDIT_UNKNOWN: return "? could not check:";
-    case XLREAPER_AUDIT_SKIP: return "-";
+    case XLREAPER_AUDIT_PASS:
+        return c->fixed ? "\u2713 fixed" : "\u2713";
+    case XLREAPER_AUDIT_FAIL:
+        return "\u2717";
+    case XLREAPER_AUDIT_UNKNOWN:
+        return "? could not check:";
+    case XLREAPER_AUDIT_SKIP:
+        return "-";
     }
     return "?";
 }
@@ -251,8 +255,7 @@ int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
 
     xlreaper_audit_result_init(&res);
     rc = xlreaper_audit(cli->ctx, &ao, &res);
-    ret = rc ? XLR_AUDIT_EXIT_UNKNOWN
-             : exit_for(xlreaper_audit_verdict(&res));
+    ret = rc ? XLR_AUDIT_EXIT_UNKNOWN : exit_for(xlreaper_audit_verdict(&res));
     if (json) {
         if (xlreaper_audit_result_json(&res, &js) == 0)
             printf("%s\n", js);

@@ -988,6 +988,78 @@ static void test_cli_exit_codes_and_formats(void **state)
     assert_int_equal(cli(f, (const char *[]){ "audit", NULL }, NULL), 2);
 }
 
+/* ---------- the osstest step ---------- */
+
+static int ts(fx *f, const char *xl_reaper, char **out_r)
+{
+    char *env[6], *argv[] = { "/bin/sh", "tools/xl-hooks/ts-xl-reaper-audit",
+                              "host=localhost", "after-start", NULL };
+    int status;
+
+    assert_true(asprintf(&env[0], "OSSTEST_XL_REAPER=%s", xl_reaper) > 0);
+    assert_true(asprintf(&env[1], "OSSTEST_STASH=%s", f->dir) > 0);
+    env[2] = "XLR_AUDIT_RUN=env";
+    env[3] = NULL;
+    for (int i = 0; env[i]; i++)
+        putenv(env[i]);
+    status = xlrt_run(argv, out_r, NULL);
+    unsetenv("OSSTEST_XL_REAPER");
+    unsetenv("OSSTEST_STASH");
+    unsetenv("XLR_AUDIT_RUN");
+    free(env[0]);
+    free(env[1]);
+    assert_true(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+static void test_ts_script(void **state)
+{
+    fx *f = *state;
+    char cmd[1200], *out, *fake, *tap;
+
+    snprintf(cmd, sizeof(cmd), "%s/bin/xl-reaper -c %s/xl-reaper.conf",
+             xlrt_build_dir(), f->dir);
+    /* No Xen here: the audit could not check, and the step fails. */
+    assert_int_equal(ts(f, cmd, &out), 1);
+    assert_non_null(strstr(out, "audit exited 2"));
+    assert_non_null(strstr(out, "audit: not ok 1 - live_domains"));
+    assert_non_null(strstr(out, "FAILURE: localhost (after-start): the "
+                                "audit could not check everything"));
+    free(out);
+    assert_true(asprintf(&tap,
+                         "%s/localhost--xl-reaper-audit-after-start"
+                         ".tap",
+                         f->dir) > 0);
+    assert_int_equal(access(tap, R_OK), 0);
+
+    start_task(f, BASE, false);
+    assert_int_equal(ts(f, cmd, &out), 1);
+    assert_non_null(strstr(out, "the audit found violations"));
+    assert_non_null(strstr(out, "reaper_idle"));
+    free(out);
+    stop_procs(f);
+
+    /* What a host that passes says, and a TAP cut short. */
+    fake = xlrt_write_file(f->dir, "pass.sh",
+                           "echo 'TAP version 13'; echo 1..2;"
+                           "echo 'ok 1 - a'; echo 'ok 2 - b';"
+                           "echo '# audit: PASS: 0 violations'; exit 0\n");
+    snprintf(cmd, sizeof(cmd), "/bin/sh %s", fake);
+    assert_int_equal(ts(f, cmd, &out), 0);
+    assert_non_null(strstr(out, "localhost: every DM jailed"));
+    free(out);
+    free(fake);
+    fake = xlrt_write_file(f->dir, "cut.sh",
+                           "echo 'TAP version 13'; echo 1..3;"
+                           "echo 'ok 1 - a'; exit 0\n");
+    snprintf(cmd, sizeof(cmd), "/bin/sh %s", fake);
+    assert_int_equal(ts(f, cmd, &out), 1);
+    assert_non_null(strstr(out, "TAP plan 1..3 but 1 test lines"));
+    free(out);
+    free(fake);
+    free(tap);
+}
+
 int main(void)
 {
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
@@ -1015,6 +1087,7 @@ int main(void)
         T(test_no_quiet_pass_sweeps),
         T(test_fork_racer_found),
         T(test_cli_exit_codes_and_formats),
+        T(test_ts_script),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

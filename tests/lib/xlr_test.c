@@ -214,8 +214,7 @@ void xlrt_nursery_stop(pid_t nursery)
 {
     int status;
 
-    /* kill(0) would signal our own process group (make's, too), and
-     * kill(-1) every process: a nursery that never started is no pid. */
+    /* kill(0) or kill(-1) would signal the whole group, or everything. */
     if (nursery <= 0)
         return;
     kill(nursery, SIGTERM);
@@ -266,6 +265,8 @@ void xlrt_bystander_stop(pid_t pid)
 {
     int status;
 
+    if (pid <= 0)
+        return;
     /* Our own unreaped child: the pid cannot have been reused. */
     kill(pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

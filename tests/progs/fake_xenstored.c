@@ -1,5 +1,7 @@
 /*
- * fake_xenstored SOCKET - a xenstored for tests on hosts without Xen.
+ * fake_xenstored SOCKET [DOMID[:KILLUID]...] - a xenstored for tests on
+ * hosts without Xen; the domains given exist before it listens (as after
+ * a restart that kept them).
  *
  * Debian's xenstored cannot serve without a hypervisor (the C one
  * segfaults on the first request, oxenstored exits on setrlimit: see
@@ -699,8 +701,8 @@ int main(int argc, char **argv)
     struct stat st;
     int lfd;
 
-    if (argc != 2 || strlen(argv[1]) >= sizeof(sa.sun_path)) {
-        fprintf(stderr, "usage: fake_xenstored SOCKET\n");
+    if (argc < 2 || strlen(argv[1]) >= sizeof(sa.sun_path)) {
+        fprintf(stderr, "usage: fake_xenstored SOCKET [DOMID[:KILLUID]...]\n");
         return 1;
     }
     signal(SIGPIPE, SIG_IGN);
@@ -716,6 +718,17 @@ int main(int argc, char **argv)
     make_node("/local/domain/0");
     make_node("/fakexen/domain");
     make_node("/fakexen/introduced");
+    for (int i = 2; i < argc; i++) {
+        char *colon = strchr(argv[i], ':');
+        unsigned d;
+        if (colon)
+            *colon = '\0';
+        if (!parse_domid(argv[i], &d)) {
+            fprintf(stderr, "fake_xenstored: bad domid %s\n", argv[i]);
+            return 1;
+        }
+        ctl_add(d, colon ? colon + 1 : NULL);
+    }
     puts("ready");
     fflush(stdout);
 

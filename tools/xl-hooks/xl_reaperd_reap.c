@@ -254,6 +254,8 @@ void xlrd_reconcile(xlrd *d)
 
     /* The list that decides is read under the lock, which is held until
      * the reaps end. */
+    XLRD_LOG(d, INFO, "%u known domain%s died; taking the reaper lock",
+             ndead, ndead == 1 ? "" : "s");
     lock = take_lock(d, "reaping dead domains");
     if (!lock) {
         for (uint32_t i = 1; i <= max; i++)

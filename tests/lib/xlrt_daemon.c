@@ -144,11 +144,17 @@ void xlrt_xs_kill(xlrt_xs *xs)
 int xlrt_daemon_start(xlrt_daemon *dm, const char *dir, const char *config,
                       const char *sock)
 {
+    return xlrt_daemon_start_prog(dm, "bin/xl-reaperd", dir, config, sock);
+}
+
+int xlrt_daemon_start_prog(xlrt_daemon *dm, const char *which, const char *dir,
+                           const char *config, const char *sock)
+{
     char prog[512], env[600];
     int fd;
 
     memset(dm, 0, sizeof(*dm));
-    snprintf(prog, sizeof(prog), "%s/bin/xl-reaperd", build_dir());
+    snprintf(prog, sizeof(prog), "%s/%s", build_dir(), which);
     if (asprintf(&dm->log, "%s/daemon.log", dir) < 0 ||
         asprintf(&dm->events, "%s/events", dir) < 0)
         return -1;

@@ -44,6 +44,10 @@ typedef struct {
  * wait. */
 int xlrt_daemon_start(xlrt_daemon *dm, const char *dir, const char *config,
                       const char *sock);
+/* The same with another build of the daemon: prog under the build dir,
+ * e.g. "tests/xl-reaperd-fakexen". */
+int xlrt_daemon_start_prog(xlrt_daemon *dm, const char *prog, const char *dir,
+                           const char *config, const char *sock);
 /* Waits up to timeout_ms for needle in the log past what earlier waits
  * read; moves past it.  0 when found. */
 int xlrt_daemon_wait_log(xlrt_daemon *dm, const char *needle,

@@ -346,7 +346,7 @@ int main(int argc, char **argv)
     }
     if (signals_init(&d) < 0)
         goto out;
-    rc = xlrd_domains_init(&d);
+    rc = xlrd_domains_init(&d, xlrd_hypervisor_present());
     if (rc) {
         ret = rc;
         goto out;

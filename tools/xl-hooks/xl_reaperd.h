@@ -109,9 +109,11 @@ void xlrd_xs_watch_kill_uid(xlrd *d, uint32_t domid, bool on);
 
 /* ---------- domains (xl_reaperd_domains.c) ---------- */
 
-/* Chooses libxl when a hypervisor is there, xenstore otherwise.  0, or
- * an XLRD_EXIT_* code. */
-int xlrd_domains_init(xlrd *d);
+/* Whether this host runs on Xen (a privcmd device is there). */
+bool xlrd_hypervisor_present(void);
+/* libxl when there is a hypervisor, xenstore otherwise.  0, or an
+ * XLRD_EXIT_* code. */
+int xlrd_domains_init(xlrd *d, bool hypervisor);
 void xlrd_domains_dispose(xlrd *d);
 /* Fills alive[domid] from the authoritative list.  0, or -1 when the
  * list could not be read (then alive[] means nothing). */

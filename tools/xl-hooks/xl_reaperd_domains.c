@@ -28,14 +28,14 @@
 
 #include "xl_reaperd.h"
 
-static bool hypervisor_present(void)
+bool xlrd_hypervisor_present(void)
 {
     /* Where libxenctrl opens the privcmd driver. */
     return access("/dev/xen/privcmd", F_OK) == 0 ||
            access("/proc/xen/privcmd", F_OK) == 0;
 }
 
-int xlrd_domains_init(xlrd *d)
+int xlrd_domains_init(xlrd *d, bool hypervisor)
 {
     uint32_t n = xlreaper_max_domid() + 1;
     int rc;
@@ -46,7 +46,7 @@ int xlrd_domains_init(xlrd *d)
         XLRD_LOG(d, ERROR, "out of memory");
         return XLRD_EXIT_FAIL;
     }
-    if (!hypervisor_present()) {
+    if (!hypervisor) {
         d->mode = XLRD_LIST_XENSTORE;
         XLRD_LOG(d, NOTICE,
                  "no hypervisor (no privcmd device): the live domains are "

@@ -208,7 +208,13 @@ static void test_death_with_racer(void **state)
     pid_t racer, bystander;
     char *ev;
 
+    xlrt_daemon_log_mark(&f->dm);
     assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 1 %u", BASE + 1), 0);
+    /* Learnt while the domain lives: libxl removes it before the death. */
+    assert_int_equal(
+        xlrt_daemon_wait_log(&f->dm, "domid 1: its DM runs as uid 5000001",
+                             WAIT_MS),
+        0);
     assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 2 %u", BASE + 2), 0);
     racer = racer_start(BASE + 1);
     bystander = xlrt_bystander_start(BASE + 2);

@@ -198,8 +198,11 @@ void xlrd_read_kill_uid(xlrd *d, uint32_t domid)
     snprintf(path, sizeof(path),
              "/local/domain/%u/image/device-model-kill-uid", domid);
     v = xs_read(d->xsh, XBT_NULL, path, &len);
-    if (!v)
-        return; /* not yet written, or already removed: keep what we had */
+    if (!v) {
+        /* Not yet written, or already removed: keep what we had. */
+        XLRD_LOGE(d, DEBUG, "domid %u: reading %s", domid, path);
+        return;
+    }
     xlreaper_dm_ids(d->ctx, domid, &mine, NULL);
     if (parse_uid(v, len, &uid)) {
         if (!dom->kill_uid)

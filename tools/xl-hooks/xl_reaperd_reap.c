@@ -225,6 +225,7 @@ static void forget(xlrd *d, uint32_t domid)
 
 static void learn(xlrd *d, uint32_t domid)
 {
+    XLRD_LOG(d, DEBUG, "domid %u: a new domain", domid);
     d->doms[domid].alive = true;
     d->doms[domid].zombies_only = false;
     xlrd_read_kill_uid(d, domid);

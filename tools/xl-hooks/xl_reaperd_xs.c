@@ -185,6 +185,8 @@ void xlrd_xs_events(xlrd *d)
         }
         /* Tokens are ours, but come back from xenstored: checked. */
         token = w[XS_WATCH_TOKEN];
+        XLRD_LOG(d, DEBUG, "watch event %.60s %.40s", w[XS_WATCH_PATH],
+                 token);
         if (!strcmp(token, TOKEN_RELEASE) || !strcmp(token, TOKEN_INTRODUCE)) {
             if (!reconcile)
                 d->event_us = xlrd_now_us();

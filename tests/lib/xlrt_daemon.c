@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,6 +167,10 @@ int xlrt_daemon_start_prog(xlrt_daemon *dm, const char *which, const char *dir,
         return -1;
     /* Appended to: what an earlier run logged is not waited for. */
     dm->log_seen = (size_t)lseek(fd, 0, SEEK_END);
+    {
+        struct stat st;
+        dm->events_from = stat(dm->events, &st) == 0 ? (size_t)st.st_size : 0;
+    }
     snprintf(env, sizeof(env), "XENSTORED_PATH=%s", sock);
     dm->pid = fork();
     if (dm->pid < 0) {
@@ -263,6 +268,10 @@ void xlrt_daemon_log_mark(xlrt_daemon *dm)
     if (text)
         dm->log_seen = len;
     free(text);
+    text = slurp(dm->events, &len);
+    dm->events_from = text ? len : 0;
+    free(text);
+    memset(dm->taken, 0, (MAX_DOMID + 1) * sizeof(*dm->taken));
 }
 
 /* The k-th (from 0) line of text whose "domid" is domid, or NULL. */
@@ -298,8 +307,8 @@ int xlrt_daemon_wait_event(xlrt_daemon *dm, uint32_t domid,
     for (;;) {
         char *text = slurp(dm->events, NULL), *line = NULL;
 
-        if (text)
-            line = nth_event(text, domid, dm->taken[domid]);
+        if (text && strlen(text) >= dm->events_from)
+            line = nth_event(text + dm->events_from, domid, dm->taken[domid]);
         free(text);
         if (line) {
             dm->taken[domid]++;
@@ -323,7 +332,8 @@ unsigned xlrt_daemon_count_events(xlrt_daemon *dm, uint32_t domid)
     char *text = slurp(dm->events, NULL), *line;
     unsigned n = 0;
 
-    while (text && (line = nth_event(text, domid, n))) {
+    while (text && strlen(text) >= dm->events_from &&
+           (line = nth_event(text + dm->events_from, domid, n))) {
         free(line);
         n++;
     }

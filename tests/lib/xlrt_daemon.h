@@ -35,7 +35,8 @@ typedef struct {
     pid_t pid;
     char *log;       /* its stderr */
     char *events;    /* its --events file */
-    size_t log_seen; /* how far log waits have read */
+    size_t log_seen;    /* how far log waits have read */
+    size_t events_from; /* events before this offset are old */
     uint16_t *taken; /* per domid: events returned by waits */
 } xlrt_daemon;
 
@@ -52,7 +53,8 @@ int xlrt_daemon_start_prog(xlrt_daemon *dm, const char *prog, const char *dir,
  * read; moves past it.  0 when found. */
 int xlrt_daemon_wait_log(xlrt_daemon *dm, const char *needle,
                          unsigned timeout_ms);
-/* Log waits from now on look only at what is logged after this call. */
+/* Waits from now on look only at what is logged, and at the events
+ * written, after this call. */
 void xlrt_daemon_log_mark(xlrt_daemon *dm);
 /* Waits for domid's next event: the first of its lines in the events
  * file that no earlier wait returned.  The line, malloc'd, in *line_r. */

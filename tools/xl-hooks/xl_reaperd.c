@@ -236,7 +236,8 @@ static void run(xlrd *d)
         if (d->full_sweep_pending || xlrd_now_us() >= d->next_sweep_us) {
             /* Without xenstore a xenstore list cannot be read. */
             if (d->xsh || d->mode == XLRD_LIST_LIBXL)
-                xlrd_sweep(d, d->full_sweep_pending);
+                xlrd_sweep(d, d->full_sweep_pending ? XLRD_SWEEP_FULL
+                                                    : XLRD_SWEEP_WINDOW);
             else
                 d->next_sweep_us = xlrd_now_us() + TICK_MS * 1000u;
         }

@@ -33,7 +33,17 @@ typedef enum {
 typedef enum {
     XLRD_TRIGGER_RELEASE = 0, /* @releaseDomain: a known domain died */
     XLRD_TRIGGER_SWEEP,       /* a uid of a dead domid still has tasks */
+    XLRD_TRIGGER_CENSUS,      /* the same, found by the /proc census
+                               * that follows every @releaseDomain: a
+                               * domain that lived and died between two
+                               * of our lists */
 } xlrd_trigger;
+
+typedef enum {
+    XLRD_SWEEP_FULL,   /* the kernel's count over the whole range */
+    XLRD_SWEEP_WINDOW, /* over the next 1/60th of it (periodic) */
+    XLRD_SWEEP_CENSUS, /* the /proc census alone (after a release) */
+} xlrd_sweep_kind;
 
 /* Per domid, indexed 0 .. xlreaper_max_domid(). */
 typedef struct {
@@ -130,9 +140,8 @@ void xlrd_read_kill_uid(xlrd *d, uint32_t domid);
 /* Lists the domains; learns the new ones, reaps the uids of the known
  * ones that died. */
 void xlrd_reconcile(xlrd *d);
-/* A sweep: every DM uid of a dead domid that has tasks is reaped.  full:
- * ask the kernel about the whole range, not a window of it. */
-void xlrd_sweep(xlrd *d, bool full);
+/* A sweep: every DM uid of a dead domid that has tasks is reaped. */
+void xlrd_sweep(xlrd *d, xlrd_sweep_kind kind);
 /* Opens (again) the events file.  0 or -1. */
 int xlrd_events_open(xlrd *d);
 

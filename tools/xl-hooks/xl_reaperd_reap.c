@@ -19,9 +19,12 @@
  * is asked for, which makes it rarer still; docs/libxl-uid-reaper.patch
  * makes libxl take the lock and closes it.
  *
- * A domain that died and was reborn between two of our lists is never
- * seen dead: its leftovers share the uid with the new DM, and no uid
- * kill can tell them apart.  Our spawn reaps a busy uid before the new
+ * A domain that is born and dies between two of our lists (while a
+ * reap takes long, say) is never known; after every @releaseDomain a
+ * /proc census finds what such a domain left, and the sweeps what the
+ * census misses.  A domain that died and was reborn between two of our
+ * lists is never seen dead: its leftovers share the uid with the new
+ * DM, and no uid kill can tell them apart.  Our spawn reaps a busy uid before the new
  * DM starts (reap_stale); stock libxl does not, and the patch does.
  */
 #include <errno.h>
@@ -103,7 +106,9 @@ static void emit(xlrd *d, xlrd_trigger trig, uint32_t domid,
     n = asprintf(&line,
                  "{\"trigger\":\"%s\",\"time_ms\":%llu,\"result\":\"%s\","
                  "\"xs_kill_uid\":%s,%s%s\n",
-                 trig == XLRD_TRIGGER_RELEASE ? "release" : "sweep",
+                 trig == XLRD_TRIGGER_RELEASE ? "release"
+                 : trig == XLRD_TRIGGER_SWEEP ? "sweep"
+                                              : "census",
                  (unsigned long long)wall_ms(),
                  rc ? xlreaper_strerror(rc) : "ok", kuid, extra, json + 1);
     free(json);
@@ -171,13 +176,13 @@ static reap_status reap_one(xlrd *d, xlreaper_lock *lock, uint32_t domid,
     }
 
     XLRD_LOG(d, INFO, "domid %u: reaping its DM uid (%s)", domid,
-             trig == XLRD_TRIGGER_RELEASE ? "it died" : "sweep");
+             trig == XLRD_TRIGGER_RELEASE ? "it died" : "its uid has tasks");
     xlreaper_reap_result_init(&res);
     res.lock_wait_us = xlreaper_lock_wait_us(lock);
     rc = xlreaper_reap(d->ctx, lock, domid, &res);
     done = !rc && (res.outcome == XLREAPER_OUTCOME_EMPTY ||
                    res.outcome == XLREAPER_OUTCOME_ZOMBIES);
-    if (trig == XLRD_TRIGGER_SWEEP && !rc) {
+    if (trig != XLRD_TRIGGER_RELEASE && !rc) {
         /* A sweep reports what it did, not every uid it looked at. */
         bool nothing = res.was_empty ||
                        (res.outcome == XLREAPER_OUTCOME_ZOMBIES &&
@@ -204,7 +209,10 @@ static reap_status reap_one(xlrd *d, xlreaper_lock *lock, uint32_t domid,
 static xlreaper_lock *take_lock(xlrd *d, const char *why)
 {
     xlreaper_lock *lock = NULL;
-    int rc = xlreaper_lock_acquire(d->ctx, &lock);
+    int rc;
+
+    XLRD_LOG(d, INFO, "%s: taking the reaper lock", why);
+    rc = xlreaper_lock_acquire(d->ctx, &lock);
 
     if (rc) {
         XLRD_LOG(d, ERROR,
@@ -255,9 +263,8 @@ void xlrd_reconcile(xlrd *d)
 
     /* The list that decides is read under the lock, which is held until
      * the reaps end. */
-    XLRD_LOG(d, INFO, "%u known domain%s died; taking the reaper lock",
-             ndead, ndead == 1 ? "" : "s");
-    lock = take_lock(d, "reaping dead domains");
+    lock = take_lock(d, ndead == 1 ? "1 known domain died"
+                                   : "known domains died");
     if (!lock) {
         for (uint32_t i = 1; i <= max; i++)
             if (!now[i] && d->doms[i].alive) {
@@ -324,8 +331,9 @@ static bool kernel_pass(xlrd *d, uint32_t first, uint32_t num)
     return true;
 }
 
-void xlrd_sweep(xlrd *d, bool full)
+void xlrd_sweep(xlrd *d, xlrd_sweep_kind kind)
 {
+    bool full = kind == XLRD_SWEEP_FULL;
     uint32_t max = xlreaper_max_domid(), ncand = 0, reaped = 0;
     uint64_t start = xlrd_now_us();
     const xlreaper_config *cfg = xlreaper_config_get(d->ctx);
@@ -334,7 +342,8 @@ void xlrd_sweep(xlrd *d, bool full)
     bool *now = d->listed;
     int rc;
 
-    d->next_sweep_us = start + (uint64_t)cfg->sweep_interval_s * 1000000u;
+    if (kind != XLRD_SWEEP_CENSUS)
+        d->next_sweep_us = start + (uint64_t)cfg->sweep_interval_s * 1000000u;
     memset(d->cand, 0, max + 1);
 
     /* Candidates, without the lock: hints and the kernel's answers. */
@@ -355,7 +364,7 @@ void xlrd_sweep(xlrd *d, bool full)
     if (full) {
         if (!kernel_pass(d, 1, max))
             return; /* full_sweep_pending stays: tried again */
-    } else {
+    } else if (kind == XLRD_SWEEP_WINDOW) {
         uint32_t w = (max + KERNEL_WINDOWS - 1) / KERNEL_WINDOWS;
         uint32_t first = d->window_next ? d->window_next : 1;
 
@@ -372,7 +381,9 @@ void xlrd_sweep(xlrd *d, bool full)
         if (d->cand[i] && !now[i])
             ncand++;
     if (ncand) {
-        lock = take_lock(d, "sweep");
+        lock = take_lock(d, kind == XLRD_SWEEP_CENSUS
+                                ? "census: uids of dead domids have tasks"
+                                : "sweep: uids of dead domids have tasks");
         if (!lock)
             return;
         if (xlrd_domains_list(d, now) < 0) {
@@ -386,8 +397,10 @@ void xlrd_sweep(xlrd *d, bool full)
                 continue;
             if (d->stop || xlrd_poll_signals(d))
                 break;
-            if (reap_one(d, lock, i, XLRD_TRIGGER_SWEEP, &reported) ==
-                    REAP_DONE &&
+            if (reap_one(d, lock, i,
+                         kind == XLRD_SWEEP_CENSUS ? XLRD_TRIGGER_CENSUS
+                                                   : XLRD_TRIGGER_SWEEP,
+                         &reported) == REAP_DONE &&
                 d->doms[i].alive)
                 forget(d, i); /* its release has not come yet */
             reaped += reported;
@@ -397,8 +410,9 @@ void xlrd_sweep(xlrd *d, bool full)
     if (full)
         d->full_sweep_pending = false;
     xlrd_log(d, full || reaped ? XTL_NOTICE : XTL_DEBUG, -1,
-             "sweep%s done in %.1f ms: %u tasks on the host, %u candidate "
+             "%s%s done in %.1f ms: %u tasks on the host, %u candidate "
              "uid%s of dead domids, %u reaped",
+             kind == XLRD_SWEEP_CENSUS ? "census" : "sweep",
              full ? " (whole range, by the kernel's count)" : "",
              (double)(xlrd_now_us() - start) / 1000.0, tasks, ncand,
              ncand == 1 ? "" : "s", reaped);

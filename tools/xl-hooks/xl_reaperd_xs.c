@@ -163,7 +163,7 @@ void xlrd_xs_watch_kill_uid(xlrd *d, uint32_t domid, bool on)
 
 void xlrd_xs_events(xlrd *d)
 {
-    bool reconcile = false;
+    bool reconcile = false, release = false;
     unsigned n = 0;
     char **w;
 
@@ -185,12 +185,12 @@ void xlrd_xs_events(xlrd *d)
         }
         /* Tokens are ours, but come back from xenstored: checked. */
         token = w[XS_WATCH_TOKEN];
-        XLRD_LOG(d, DEBUG, "watch event %.60s %.40s", w[XS_WATCH_PATH],
-                 token);
+        XLRD_LOG(d, DEBUG, "watch event %.60s %.40s", w[XS_WATCH_PATH], token);
         if (!strcmp(token, TOKEN_RELEASE) || !strcmp(token, TOKEN_INTRODUCE)) {
             if (!reconcile)
                 d->event_us = xlrd_now_us();
             reconcile = true;
+            release = release || !strcmp(token, TOKEN_RELEASE);
         } else if (!strncmp(token, TOKEN_KILL_UID, strlen(TOKEN_KILL_UID)) &&
                    !xlreaper_domid_parse(token + strlen(TOKEN_KILL_UID),
                                          &domid)) {
@@ -204,4 +204,8 @@ void xlrd_xs_events(xlrd *d)
     }
     if (reconcile)
         xlrd_reconcile(d);
+    /* A domain born and dead between two of our lists was never known:
+     * the census finds what it left (see xl_reaperd_reap.c). */
+    if (release && d->xsh)
+        xlrd_sweep(d, XLRD_SWEEP_CENSUS);
 }

@@ -183,11 +183,15 @@ int main(void)
     for (unsigned i = 0; i < n; i++) {
         uint32_t domid = FIRST_DOMID + i % NUM_DOMIDS;
         uid_t uid = BASE + domid;
-        char *ev, buf[16];
+        char *ev, buf[32];
         uint64_t t0;
         pid_t racer;
 
         if (xlrt_xs_cmd(&xs, NULL, 0, "add %u %u", domid, uid))
+            break;
+        /* A domain lives a while: the daemon knows it before it dies. */
+        snprintf(buf, sizeof(buf), "domid %u: a new", domid);
+        if (xlrt_daemon_wait_log(&dm, buf, 60000))
             break;
         racer = racer_start(uid);
         while (!uid_busy(ctx, uid))
@@ -202,6 +206,13 @@ int main(void)
             break;
         }
         lat[done] = xlrt_now_us() - t0;
+        xlrt_json_str(ev, "trigger", buf, sizeof(buf));
+        if (strcmp(buf, "release")) {
+            fprintf(stderr, "bench_daemon: domid %u reaped by %s\n", domid,
+                    buf);
+            free(ev);
+            break;
+        }
         inner[done] = (uint64_t)xlrt_json_int(ev, "event_us");
         under_1s += lat[done] < 1000000;
         xlrt_json_str(ev, "outcome", buf, sizeof(buf));

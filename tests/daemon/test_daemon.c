@@ -378,14 +378,12 @@ static void test_domid_reused(void **state)
             assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "reuse %u", domid),
                              0);
         } else {
-            if (round == 2) /* wait until the daemon is on it */
+            if (round == 2) /* wait until the daemon has reaped it */
                 xlrt_daemon_log_mark(&f->dm);
             assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del %u", domid), 0);
             if (round == 2)
-                assert_int_equal(xlrt_daemon_wait_log(&f->dm,
-                                                      "taking the reaper lock",
-                                                      WAIT_MS),
-                                 0);
+                assert_int_equal(
+                    xlrt_daemon_wait_event(&f->dm, domid, WAIT_MS, NULL), 0);
             assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add %u", domid), 0);
         }
         dm = spawn_dm(f, domid);
@@ -401,6 +399,95 @@ static void test_domid_reused(void **state)
         wait_count(BASE + domid, 0);
         assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del %u", domid), 0);
     }
+}
+
+/* A task under uid that does not hold our lock descriptor (a fork
+ * would share its flock). */
+static pid_t stock_dm_start(fixture *f, uid_t uid)
+{
+    pid_t pid = fork();
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (f->lfd >= 0)
+            close(f->lfd);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (syscall(SYS_setgroups, 0, NULL) ||
+            syscall(SYS_setresgid, uid, uid, uid) ||
+            syscall(SYS_setresuid, uid, uid, uid))
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    return pid;
+}
+
+/* A DM started by stock libxl takes no lock.  The daemon decides that
+ * domid 25 is dead, then waits for the lock (the test holds it); the
+ * domid is reused meanwhile and a DM starts in its uid without the lock:
+ * the daemon asks again under the lock and leaves the new DM alone. */
+static void test_reuse_stock_dm(void **state)
+{
+    fixture *f = *state;
+    char *lockpath;
+    pid_t dm;
+
+    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 25"), 0);
+    assert_int_equal(
+        xlrt_daemon_wait_log(&f->dm, "domid 25: a new domain", WAIT_MS), 0);
+    assert_true(asprintf(&lockpath, "%s/lock", f->dir) > 0);
+    f->lfd = open(lockpath, O_RDWR | O_CLOEXEC);
+    free(lockpath);
+    assert_true(f->lfd >= 0);
+    assert_int_equal(flock(f->lfd, LOCK_EX), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 25"), 0);
+    assert_int_equal(
+        xlrt_daemon_wait_log(&f->dm, "domid 25 died: taking", WAIT_MS), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 25"), 0);
+    dm = stock_dm_start(f, BASE + 25);
+    unlock(state);
+    assert_int_equal(
+        xlrt_daemon_wait_log(&f->dm, "domid 25: alive again", WAIT_MS), 0);
+    assert_true(xlrt_alive(dm));
+    assert_int_equal(xlrt_daemon_count_events(&f->dm, 25), 0);
+    xlrt_bystander_stop(dm);
+    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 25"), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 25, WAIT_MS, NULL), 0);
+}
+
+/* A domain is born and dies while the daemon is busy (here: waiting for
+ * the lock), so that it never lists it alive: the census after the
+ * release finds the racer it left. */
+static void test_born_and_dead_unseen(void **state)
+{
+    fixture *f = *state;
+    char *lockpath, *ev;
+    pid_t racer;
+
+    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 26"), 0);
+    assert_int_equal(
+        xlrt_daemon_wait_log(&f->dm, "domid 26: a new domain", WAIT_MS), 0);
+    /* Its DM first: a nursery would share the lock taken below. */
+    racer = racer_start(BASE + 27);
+    assert_true(asprintf(&lockpath, "%s/lock", f->dir) > 0);
+    f->lfd = open(lockpath, O_RDWR | O_CLOEXEC);
+    free(lockpath);
+    assert_true(f->lfd >= 0);
+    assert_int_equal(flock(f->lfd, LOCK_EX), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 26"), 0);
+    assert_int_equal(
+        xlrt_daemon_wait_log(&f->dm, "domid 26 died: taking", WAIT_MS), 0);
+    /* 27 lives and dies while the daemon waits. */
+    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 27"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 27"), 0);
+    unlock(state);
+    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 27, WAIT_MS, &ev), 0);
+    assert_reaped(ev, 27, "census");
+    assert_false(xlrt_json_bool(ev, "was_empty"));
+    free(ev);
+    wait_count(BASE + 27, 0);
+    racer_stop(f, racer, BASE + 27);
+    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 26, WAIT_MS, NULL), 0);
 }
 
 /* The daemon is killed while a reap is under way (here: waiting for the
@@ -426,7 +513,7 @@ static void test_killed_mid_reap(void **state)
     xlrt_daemon_log_mark(&f->dm);
     assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 31"), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "taking the reaper lock", WAIT_MS), 0);
+        xlrt_daemon_wait_log(&f->dm, "domid 31 died: taking", WAIT_MS), 0);
     xlrt_daemon_kill(&f->dm);
     unlock(state);
     free(lockpath);
@@ -566,6 +653,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_death_with_racer, mark, unlock),
         cmocka_unit_test_setup_teardown(test_ten_at_once, mark, unlock),
         cmocka_unit_test_setup_teardown(test_domid_reused, mark, unlock),
+        cmocka_unit_test_setup_teardown(test_reuse_stock_dm, mark, unlock),
+        cmocka_unit_test_setup_teardown(test_born_and_dead_unseen, mark,
+                                        unlock),
         cmocka_unit_test_setup_teardown(test_kill_uid_outside_range, mark,
                                         unlock),
         cmocka_unit_test_setup_teardown(test_xenstored_restart, mark, unlock),

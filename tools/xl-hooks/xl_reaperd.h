@@ -79,7 +79,9 @@ typedef struct {
     xlrd_dom *doms;
     uint64_t event_us; /* when the release being handled came */
 
-    bool *listed; /* scratch: a list just read */
+    bool *listed_dead; /* scratch: known, and dead by the
+                                  * list read before the lock */
+    bool *listed;      /* scratch: a list just read */
 
     /* sweeps */
     xlreaper_census_entry *census;

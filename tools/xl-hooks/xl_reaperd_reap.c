@@ -260,11 +260,25 @@ void xlrd_reconcile(xlrd *d)
     }
     if (!ndead)
         return;
+    for (uint32_t i = 1; i <= max; i++)
+        d->listed_dead[i] = !now[i] && d->doms[i].alive;
 
     /* The list that decides is read under the lock, which is held until
      * the reaps end. */
-    lock = take_lock(d, ndead == 1 ? "1 known domain died"
-                                   : "known domains died");
+    {
+        char why[64];
+        uint32_t first = 0;
+
+        for (uint32_t i = 1; i <= max && !first; i++)
+            if (!now[i] && d->doms[i].alive)
+                first = i;
+        if (ndead == 1)
+            snprintf(why, sizeof(why), "domid %u died", first);
+        else
+            snprintf(why, sizeof(why), "%u known domains died (domid %u, ...)",
+                     ndead, first);
+        lock = take_lock(d, why);
+    }
     if (!lock) {
         for (uint32_t i = 1; i <= max; i++)
             if (!now[i] && d->doms[i].alive) {
@@ -278,8 +292,17 @@ void xlrd_reconcile(xlrd *d)
         return;
     }
     for (uint32_t i = 1; i <= max; i++) {
-        if (!d->doms[i].alive || now[i])
+        if (!d->doms[i].alive)
             continue;
+        if (now[i]) {
+            if (d->listed_dead[i])
+                XLRD_LOG(d, NOTICE,
+                         "domid %u: alive again before its uid was reaped "
+                         "(the domid was reused): not killing, its new DM "
+                         "would die",
+                         i);
+            continue;
+        }
         if (d->stop || xlrd_poll_signals(d)) {
             /* Stopping: what is not reaped now, the start sweep of the
              * next run finds. */

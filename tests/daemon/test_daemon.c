@@ -169,6 +169,9 @@ static int group_teardown(void **state)
     fixture *f = *state;
     int st;
 
+    if (!f)
+        return 0; /* the setup failed */
+
     st = xlrt_daemon_stop(&f->dm);
     xlrt_daemon_dispose(&f->dm);
     xlrt_xs_kill(&f->xs);

@@ -69,7 +69,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    int st = xlrt_daemon_stop(&f->dm);
+    int st;
+
+    if (!f)
+        return 0; /* the setup failed */
+    st = xlrt_daemon_stop(&f->dm);
 
     xlrt_daemon_dispose(&f->dm);
     xlrt_xs_kill(&f->xs);

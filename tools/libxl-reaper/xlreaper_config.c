@@ -53,6 +53,7 @@ static const key_spec keys[] = {
     UNSIGNED("lock_timeout_ms", lock_timeout_ms, 0, 3600000),
     UNSIGNED("reap_timeout_ms", reap_timeout_ms, 10, 3600000),
     UNSIGNED("nproc_limit", nproc_limit, 1, 1 << 20),
+    UNSIGNED("sweep_interval_s", sweep_interval_s, 1, 86400),
 };
 
 #undef F
@@ -72,6 +73,7 @@ const char *xlreaper_config_key_name(unsigned i)
 #define DEFAULT_LOCK_TIMEOUT_MS 10000
 #define DEFAULT_REAP_TIMEOUT_MS 5000
 #define DEFAULT_NPROC_LIMIT 64
+#define DEFAULT_SWEEP_INTERVAL_S 60
 
 void xlreaper__config_init(xlreaper_config *cfg)
 {
@@ -80,6 +82,7 @@ void xlreaper__config_init(xlreaper_config *cfg)
     cfg->lock_timeout_ms = DEFAULT_LOCK_TIMEOUT_MS;
     cfg->reap_timeout_ms = DEFAULT_REAP_TIMEOUT_MS;
     cfg->nproc_limit = DEFAULT_NPROC_LIMIT;
+    cfg->sweep_interval_s = DEFAULT_SWEEP_INTERVAL_S;
 }
 
 void xlreaper__config_dispose(xlreaper_config *cfg)

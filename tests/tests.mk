@@ -42,4 +42,4 @@ soak: tests
 		tests/run-suites $(BUILD)/tests/test_adversary
 
 # Fragments of test directories with builds of their own.
--include $(wildcard tests/*/*.mk)
+-include $(filter-out tests/e2e/e2e.mk,$(wildcard tests/*/*.mk))

@@ -269,21 +269,37 @@ static pid_t start_dm(fx *f, const dm_spec *s)
  * left a zombie until the fixture waits for it. */
 static pid_t start_task(fx *f, uid_t uid, bool zombie)
 {
-    pid_t pid = fork();
+    int p[2];
+    char ok = 0;
+    pid_t pid;
 
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        close(p[0]);
         if (syscall(SYS_setgroups, 0, NULL) ||
             syscall(SYS_setresgid, uid, uid, uid) ||
             syscall(SYS_setresuid, uid, uid, uid))
             _exit(1);
         if (zombie)
             _exit(0);
+        /* After setresuid, which clears it. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        /* Only now is it a task of uid: an audit started before this
+         * would see it change uid under its feet. */
+        if (write(p[1], "k", 1) != 1)
+            _exit(1);
         for (;;)
             pause();
     }
+    close(p[1]);
     f->procs[f->nprocs++] = pid;
+    if (!zombie) {
+        assert_int_equal(read(p[0], &ok, 1), 1);
+        assert_int_equal(ok, 'k');
+    }
+    close(p[0]);
     if (zombie) {
         siginfo_t si;
         /* Wait until it is a zombie, without reaping it. */

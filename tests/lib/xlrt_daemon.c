@@ -232,6 +232,24 @@ static bool daemon_gone(xlrt_daemon *dm)
     return false;
 }
 
+/* What the daemon said last: a failed wait shows it, so that a CI log
+ * explains the failure without the temporary directory. */
+static void log_tail(xlrt_daemon *dm)
+{
+    size_t len = 0, from;
+    char *text = slurp(dm->log, &len);
+    unsigned lines = 0;
+
+    if (!text)
+        return;
+    for (from = len; from > 0 && lines <= 30; from--)
+        if (text[from - 1] == '\n')
+            lines++;
+    fprintf(stderr, "---- the daemon's log, last lines ----\n%s----\n",
+            text + from + (from ? 1 : 0));
+    free(text);
+}
+
 int xlrt_daemon_wait_log(xlrt_daemon *dm, const char *needle,
                          unsigned timeout_ms)
 {
@@ -254,6 +272,7 @@ int xlrt_daemon_wait_log(xlrt_daemon *dm, const char *needle,
         if (gone || xlrt_now_us() > end) {
             fprintf(stderr, "xlrt: %s waiting for \"%s\" in %s\n",
                     gone ? "the daemon exited" : "timed out", needle, dm->log);
+            log_tail(dm);
             return -1;
         }
         usleep(5000);
@@ -321,6 +340,7 @@ int xlrt_daemon_wait_event(xlrt_daemon *dm, uint32_t domid,
         if (daemon_gone(dm) || xlrt_now_us() > end) {
             fprintf(stderr, "xlrt: no event for domid %u in %s\n", domid,
                     dm->events);
+            log_tail(dm);
             return -1;
         }
         usleep(2000);

@@ -13,3 +13,19 @@ install: install-hooks
 install-hooks: $(XLR_BIN)
 	install -d $(DESTDIR)$(PREFIX)/sbin
 	install -m 755 $(XLR_BIN) $(DESTDIR)$(PREFIX)/sbin/xl-reaper
+
+# The device model xl runs (device_model_override): see qemu_dm_restrict.c.
+QDR_BIN := $(BUILD)/libexec/qemu-dm-restrict
+
+all: $(QDR_BIN)
+
+$(QDR_BIN): $(call obj,tools/xl-hooks/qemu_dm_restrict.c) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lpthread
+
+install: install-qemu-dm-restrict
+.PHONY: install-qemu-dm-restrict
+install-qemu-dm-restrict: $(QDR_BIN)
+	install -d $(DESTDIR)$(PREFIX)/libexec/xl-reaper
+	install -m 755 $(QDR_BIN) \
+		$(DESTDIR)$(PREFIX)/libexec/xl-reaper/qemu-dm-restrict

@@ -38,3 +38,6 @@ check: tests
 soak: tests
 	XLR_BUILD=$(BUILD) XLR_ROUNDS=10000 \
 		tests/run-suites $(BUILD)/tests/test_adversary
+
+# Suites' own rules, e.g. link flags.
+-include tests/spawn/spawn.mk

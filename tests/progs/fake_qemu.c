@@ -10,6 +10,7 @@
  *                        and one "arg=..." line per argument (argv[0]
  *                        included) on stdout, exits 0
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,11 @@ int main(int argc, char **argv)
     printf("ids=%lu,%lu,%lu:%lu,%lu,%lu\n", (unsigned long)r,
            (unsigned long)e, (unsigned long)s, (unsigned long)gr,
            (unsigned long)ge, (unsigned long)gs);
+    printf("fds=");
+    for (int fd = 0, n = 0; fd < 4096; fd++)
+        if (fcntl(fd, F_GETFD) >= 0)
+            printf("%s%d", n++ ? "," : "", fd);
+    printf("\n");
     for (int i = 0; i < argc; i++)
         printf("arg=%s\n", argv[i]);
     return 0;

@@ -9,10 +9,11 @@
  *   spawn_probe true                               exit 0 at once
  *
  * The report is one line: "pid=P dumpable=D fds=0,1,2,N argc=C\n" and
- * then one line per argument, "arg=...".  Descriptors are found with
- * fcntl, not /proc, which a chroot does not have.  Static: it runs the
- * same inside an empty chroot.
+ * then one line per argument, "arg=...".  Descriptors are listed from
+ * /proc/self/fd, or in a chroot (no /proc) with fcntl on 0..4095.
+ * Static: it runs the same inside an empty chroot.
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +29,38 @@ static int named_fd(int argc, char **argv)
     return -1;
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+    return *(const int *)a - *(const int *)b;
+}
+
+/* Appends "0,1,2,..." to buf at n; returns the new length. */
+static size_t list_fds(char *buf, size_t n, size_t size)
+{
+    int fds[4096], num = 0;
+    DIR *d = opendir("/proc/self/fd");
+
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d)) && num < 4096) {
+            int fd = atoi(de->d_name);
+            if (de->d_name[0] >= '0' && de->d_name[0] <= '9' &&
+                fd != dirfd(d))
+                fds[num++] = fd;
+        }
+        closedir(d);
+        qsort(fds, (size_t)num, sizeof(int), cmp_int);
+    } else {
+        for (int i = 0; i < 4096; i++)
+            if (fcntl(i, F_GETFD) >= 0)
+                fds[num++] = i;
+    }
+    for (int i = 0; i < num && n < size - 16; i++)
+        n += (size_t)snprintf(buf + n, size - n, "%s%d", i ? "," : "",
+                              fds[i]);
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     char buf[16384];
@@ -41,13 +74,7 @@ int main(int argc, char **argv)
         return 2;
     n += (size_t)snprintf(buf + n, sizeof(buf) - n, "pid=%ld dumpable=%d fds=",
                           (long)getpid(), prctl(PR_GET_DUMPABLE, 0, 0, 0, 0));
-    for (int i = 0, first = 1; i < 4096 && n < sizeof(buf) - 16; i++) {
-        if (fcntl(i, F_GETFD) < 0)
-            continue;
-        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "%s%d",
-                              first ? "" : ",", i);
-        first = 0;
-    }
+    n = list_fds(buf, n, sizeof(buf));
     n += (size_t)snprintf(buf + n, sizeof(buf) - n, " argc=%d\n", argc);
     for (int i = 0; i < argc && n < sizeof(buf) - 1; i++)
         n += (size_t)snprintf(buf + n, sizeof(buf) - n, "arg=%s\n",

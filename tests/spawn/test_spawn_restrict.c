@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <grp.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -601,6 +602,36 @@ static void test_stale_refused(void **state)
     xlreaper_ctx_free(ctx);
 }
 
+/* A zombie counts as much as a live task: the kernel still charges it
+ * to the uid, and a domid reused now would share the uid with it. */
+static void test_stale_zombie_refused(void **state)
+{
+    fixture *f = *state;
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
+    xlrt_probe p;
+    int status;
+    pid_t z = fork();
+
+    assert_true(z >= 0);
+    if (z == 0) {
+        uid_t u = BASE + 28;
+        if (setgroups(0, NULL) || setresgid(u, u, u) || setresuid(u, u, u))
+            _exit(1);
+        _exit(0);
+    }
+    /* Exited, not reaped: wait for the zombie without reaping it. */
+    siginfo_t si;
+    assert_int_equal(waitid(P_PID, z, &si, WEXITED | WNOWAIT), 0);
+    assert_int_equal(xlrt_kernel_count(BASE + 28), 1);
+    assert_int_equal(xlrt_probe_spawn(ctx, 28, "wait", NULL, &p),
+                     XLREAPER_ERROR_BUSY);
+    assert_non_null(strstr(xlrt_captured(), "uid 4000028 still has tasks"));
+    assert_int_equal(waitpid(z, &status, 0), z);
+    assert_int_equal(xlrt_probe_spawn(ctx, 28, "wait", NULL, &p), 0);
+    xlrt_probe_stop(&p);
+    xlreaper_ctx_free(ctx);
+}
+
 static void test_stale_reaped(void **state)
 {
     fixture *f = *state;
@@ -677,6 +708,7 @@ int main(void)
         T(test_cgroup),
         T(test_cgroup_not_cgroup2_refused),
         T(test_stale_refused),
+        T(test_stale_zombie_refused),
         T(test_stale_reaped),
         T(test_lock_held_blocks_spawn),
     };

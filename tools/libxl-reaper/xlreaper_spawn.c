@@ -20,13 +20,15 @@
  *   chroot       <chroot_base>/qemu-root-<domid>, exec mode only
  *   cgroup       <cgroup_parent>/dm-<domid>, if configured
  *   setresuid(uid, uid, uid) and the checks that it took, exec mode only
+ *                (in a forked spawn by way of (uid, uid, 0) and the check
+ *                that the uid has no other task: see uid_check below)
  *   PR_SET_NO_NEW_PRIVS, PR_SET_DUMPABLE, execve
  *
  * Two ways to take the DM uid (uid_switch):
  *   "exec"   we switch before execve: the DM never runs as root.  For a
  *            program that needs no root.
- *   "runas"  QEMU with -xen-domid-restrict must open the /dev/xen devices before it
- *            drops root, so upstream passes -runas uid:gid and lets QEMU
+ *   "runas"  QEMU with -xen-domid-restrict must open Xen's devices before
+ *            it drops root, so upstream passes -runas uid:gid and lets QEMU
  *            switch itself (then it chroots with -chroot, which is why we
  *            do not: an empty chroot holds neither QEMU's libraries nor
  *            /dev/xen).  We set everything else, stay root, and make the
@@ -56,6 +58,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "xlreaper_internal.h"
@@ -91,6 +94,7 @@ typedef struct {
     const xlreaper_spawn_plan *plan;
     int wfd;       /* report pipe (fork mode), or -1 */
     int cgroup_fd; /* cgroup.procs, or -1 */
+    bool uid_check; /* the child checks the uid is empty (uid_check) */
     int preserve[MAX_PRESERVE]; /* sorted, > 2: kept + our own */
     unsigned num_preserve;
 } spawn_run;
@@ -110,6 +114,8 @@ enum {
     STEP_CHDIR,
     STEP_CGROUP,
     STEP_SETRESUID,
+    STEP_UID_BUSY,
+    STEP_RLIMIT_RAISE,
     STEP_CHECK_IDS,
     STEP_CHECK_CAPS,
     STEP_NO_NEW_PRIVS,
@@ -133,6 +139,8 @@ static const char *step_name(int step)
     case STEP_CHDIR: return "chdir(/) in the chroot";
     case STEP_CGROUP: return "joining the cgroup";
     case STEP_SETRESUID: return "setresuid";
+    case STEP_UID_BUSY: return "checking the uid has no other task";
+    case STEP_RLIMIT_RAISE: return "setrlimit(RLIMIT_NPROC) after the check";
     case STEP_CHECK_IDS: return "checking the ids set";
     case STEP_CHECK_CAPS: return "checking no capability is left";
     case STEP_NO_NEW_PRIVS: return "prctl(PR_SET_NO_NEW_PRIVS)";
@@ -603,6 +611,50 @@ static int close_fds(unsigned lo, unsigned hi)
 }
 
 /*
+ * uid_check: the spawn child itself asks the kernel whether the DM uid
+ * has any other task, live or zombie (the kernel's per-user count, as in
+ * xlreaper_count.c), at the moment it takes the uid, without a probe
+ * process: a probe per spawn (a fork of the whole caller, or even a
+ * vfork of the child) doubled the cost of a spawn (bench_spawn.c).
+ *
+ * The kernel rule (execve(2), EAGAIN, since Linux 3.1): set*uid() that
+ * changes the real uid marks the task when the new uid's count is over
+ * RLIMIT_NPROC, and the next execve fails with EAGAIN if the count is
+ * still over the limit then; execve checks this before it looks at the
+ * file.  The mark is computed before the task itself is counted, so
+ *   soft limit 0, setresuid(uid, uid, 0): marked iff another task exists
+ *   soft limit 1, execve("/"): EAGAIN iff marked and another task still
+ *                exists; else the mark is cleared and "/" fails EACCES
+ * and no other task is created.  Under the lock no task can join the
+ * uid meanwhile.
+ *
+ * During the check the child is (uid, uid, 0): the saved uid 0 is the
+ * asymmetry of the seed article: a task of the uid, which is there
+ * exactly when the check fails, can neither prlimit() the child to raise
+ * its limit and pass a busy uid as empty, nor ptrace it (both need all
+ * three uids to match), whatever fs.suid_dumpable says.  It can kill it,
+ * which only fails the spawn.  Then (uid, uid, uid), which drops the
+ * permitted capabilities, and the soft limit goes up to nproc_limit.
+ *
+ * Used in forked spawns of exec mode.  In place the caller could not
+ * undo the steps before to reap, and in runas mode the child stays root;
+ * those ask a probe in the parent first (ensure_uid_empty).
+ */
+static int uid_check(const xlreaper_spawn_plan *plan)
+{
+    struct rlimit one = { .rlim_cur = 1, .rlim_max = plan->rl[0].limit };
+
+    if (xlreaper__sys_setresuid(plan->uid, plan->uid, 0) < 0)
+        return STEP_SETRESUID;
+    if (setrlimit(RLIMIT_NPROC, &one) < 0)
+        return STEP_RLIMIT_RAISE;
+    execve("/", plan->argv, plan->envp);
+    if (errno == EAGAIN)
+        return STEP_UID_BUSY;
+    return 0;
+}
+
+/*
  * Applies plan to the calling process and execs.  Returns only on
  * failure: with run->wfd >= 0 (a forked child) it reports and _exits;
  * in place it sets the step, errno and detail and returns.
@@ -665,6 +717,8 @@ static void apply_plan(const spawn_run *run, int *step_r, int *err_r,
     for (unsigned i = 0; i < plan->num_rl; i++) {
         struct rlimit rl = { .rlim_cur = plan->rl[i].limit,
                              .rlim_max = plan->rl[i].limit };
+        if (i == 0 && run->uid_check)
+            rl.rlim_cur = 0; /* until the check (uid_check) */
         if (setrlimit(plan->rl[i].resource, &rl) < 0)
             FAIL(STEP_RLIMIT, i);
     }
@@ -685,8 +739,23 @@ static void apply_plan(const spawn_run *run, int *step_r, int *err_r,
         FAIL(STEP_CGROUP, 0);
 
     if (plan->mode == XLREAPER_UID_SWITCH_EXEC) {
-        if (xlreaper__sys_setresuid(plan->uid, plan->uid, plan->uid) < 0)
+        if (run->uid_check) {
+            struct rlimit rl = { .rlim_cur = plan->rl[0].limit,
+                                 .rlim_max = plan->rl[0].limit };
+            int step = uid_check(plan);
+
+            if (step == STEP_SETRESUID)
+                FAIL(STEP_SETRESUID, plan->uid);
+            if (step)
+                FAIL(step, 0); /* STEP_UID_BUSY with EAGAIN: not alone */
+            if (xlreaper__sys_setresuid(plan->uid, plan->uid, plan->uid) < 0)
+                FAIL(STEP_SETRESUID, plan->uid);
+            if (setrlimit(RLIMIT_NPROC, &rl) < 0)
+                FAIL(STEP_RLIMIT_RAISE, 0);
+        } else if (xlreaper__sys_setresuid(plan->uid, plan->uid,
+                                           plan->uid) < 0) {
             FAIL(STEP_SETRESUID, plan->uid);
+        }
         if (getresuid(&r, &e, &s) < 0 || r != plan->uid ||
             e != plan->uid || s != plan->uid) {
             errno = EPERM;
@@ -716,32 +785,30 @@ static void apply_plan(const spawn_run *run, int *step_r, int *err_r,
 
 /* ---------- before the fork: the lock and leftovers ---------- */
 
-/* With the lock held: fails unless domid's uid is empty, or is made so. */
-static int ensure_uid_empty(xlreaper_ctx *ctx, xlreaper_lock *lock,
-                            const xlreaper_spawn_plan *plan, bool reap)
+/* The uid of the plan is not empty and will not be reaped: say so. */
+static void log_busy(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan)
+{
+    xlreaper_task_list l;
+
+    xlreaper_task_list_init(&l);
+    xlreaper_scan_uid(ctx, plan->uid, &l);
+    LOGD(ERROR, plan->domid,
+         "uid %lu still has tasks (%u visible%s%ld): a previous "
+         "domain's device model lives on; reap it with `xl-reaper "
+         "kill %u` or spawn with --reap-stale",
+         (unsigned long)plan->uid, l.num, l.num ? ", first pid " : "",
+         l.num ? (long)l.tasks[0].tid : 0L, plan->domid);
+    xlreaper_task_list_dispose(&l);
+}
+
+/* With the lock held: reaps the stale tasks of the plan's uid.  0 only
+ * when the kernel then counts none. */
+static int reap_stale(xlreaper_ctx *ctx, xlreaper_lock *lock,
+                      const xlreaper_spawn_plan *plan)
 {
     xlreaper_reap_result res;
-    xlreaper_task_list l;
-    bool empty;
     char *what;
     int rc;
-
-    rc = xlreaper_uid_empty(ctx, plan->uid, &empty);
-    if (rc || empty)
-        return rc;
-
-    if (!reap) {
-        xlreaper_task_list_init(&l);
-        xlreaper_scan_uid(ctx, plan->uid, &l);
-        LOGD(ERROR, plan->domid,
-             "uid %lu still has tasks (%u visible%s%ld): a previous "
-             "domain's device model lives on; reap it with `xl-reaper "
-             "kill %u` or spawn with --reap-stale",
-             (unsigned long)plan->uid, l.num, l.num ? ", first pid " : "",
-             l.num ? (long)l.tasks[0].tid : 0L, plan->domid);
-        xlreaper_task_list_dispose(&l);
-        return XLREAPER_ERROR_BUSY;
-    }
 
     LOGD(WARN, plan->domid,
          "uid %lu still has tasks of a previous domain; reaping them "
@@ -763,6 +830,23 @@ static int ensure_uid_empty(xlreaper_ctx *ctx, xlreaper_lock *lock,
     return rc;
 }
 
+/* With the lock held: fails unless domid's uid is empty, or is made so. */
+static int ensure_uid_empty(xlreaper_ctx *ctx, xlreaper_lock *lock,
+                            const xlreaper_spawn_plan *plan, bool reap)
+{
+    bool empty;
+    int rc;
+
+    rc = xlreaper_uid_empty(ctx, plan->uid, &empty);
+    if (rc || empty)
+        return rc;
+    if (!reap) {
+        log_busy(ctx, plan);
+        return XLREAPER_ERROR_BUSY;
+    }
+    return reap_stale(ctx, lock, plan);
+}
+
 static void preserve_add(spawn_run *run, int fd)
 {
     unsigned i;
@@ -779,13 +863,31 @@ static void preserve_add(spawn_run *run, int fd)
     run->num_preserve++;
 }
 
+static void preserve_remove(spawn_run *run, int fd)
+{
+    for (unsigned i = 0; i < run->num_preserve; i++) {
+        if (run->preserve[i] == fd) {
+            memmove(&run->preserve[i], &run->preserve[i + 1],
+                    (run->num_preserve - i - 1) * sizeof(run->preserve[0]));
+            run->num_preserve--;
+            return;
+        }
+    }
+}
+
 /*
  * Takes the lock, checks the uid, makes the cgroup, and fills run with
  * the descriptors the child must not close.  On failure nothing is left
  * held.
  */
+static bool want_reap(const xlreaper_ctx *ctx, unsigned flags)
+{
+    return (flags & XLREAPER_SPAWN_REAP_STALE) || ctx->cfg->reap_stale;
+}
+
 static int prepare(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan,
-                   unsigned flags, xlreaper_lock **lock_r, spawn_run *run)
+                   unsigned flags, bool forked, xlreaper_lock **lock_r,
+                   spawn_run *run)
 {
     char *cgdir = NULL;
     int rc;
@@ -794,6 +896,8 @@ static int prepare(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan,
     run->wfd = -1;
     run->cgroup_fd = -1;
     run->num_preserve = 0;
+    run->uid_check = forked && plan->mode == XLREAPER_UID_SWITCH_EXEC &&
+                     plan->rl[0].limit >= 2;
     *lock_r = NULL;
 
     if (geteuid() != 0) {
@@ -803,11 +907,11 @@ static int prepare(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan,
     rc = xlreaper_lock_acquire(ctx, lock_r);
     if (rc)
         return rc;
-    rc = ensure_uid_empty(ctx, *lock_r, plan,
-                          (flags & XLREAPER_SPAWN_REAP_STALE) ||
-                              ctx->cfg->reap_stale);
-    if (rc)
-        goto fail;
+    if (!run->uid_check) {
+        rc = ensure_uid_empty(ctx, *lock_r, plan, want_reap(ctx, flags));
+        if (rc)
+            goto fail;
+    }
     if (plan->cgroup_parent) {
         rc = xlreaper__cgroup_prepare(ctx, plan->domid, plan->cgroup_parent,
                                       &cgdir, &run->cgroup_fd);
@@ -882,7 +986,7 @@ int xlreaper_spawn_exec(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
     int rc, step = 0, err = 0;
     long detail = 0;
 
-    rc = prepare(ctx, plan, flags, &lock, &run);
+    rc = prepare(ctx, plan, flags, false, &lock, &run);
     if (rc)
         return rc;
     /* The lock is held until the execve that makes the DM closes its
@@ -896,22 +1000,21 @@ int xlreaper_spawn_exec(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
     return XLREAPER_ERROR_FAIL;
 }
 
-int xlreaper_spawn(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
-                   unsigned flags, pid_t *pid_r, int *pidfd_r)
+/*
+ * One fork of run.  0: the child reached execve, *pid_r set.  1: it
+ * reported a failing step in *rep, and was reaped.  Or an error.
+ */
+static int fork_once(xlreaper_ctx *ctx, spawn_run *run, pid_t *pid_r,
+                     xlreaper__child_report *rep)
 {
-    xlreaper_lock *lock = NULL;
+    const xlreaper_spawn_plan *plan = run->plan;
     xlreaper__report_pipe p = { -1, -1 };
-    xlreaper__child_report rep;
-    spawn_run run;
     pid_t pid;
-    int rc, status, pidfd = -1;
+    int rc, status;
 
-    rc = prepare(ctx, plan, flags, &lock, &run);
-    if (rc)
-        return rc;
     rc = xlreaper__report_pipe_open(ctx, &p);
     if (rc)
-        goto out;
+        return rc;
     /* A caller with 0-2 closed would get the pipe there, and the child
      * would keep it as stdio: the parent would wait for the DM's end. */
     p.rfd = xlreaper__fd_above_stdio(p.rfd);
@@ -921,8 +1024,8 @@ int xlreaper_spawn(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
         rc = XLREAPER_ERROR_FAIL;
         goto out;
     }
-    run.wfd = p.wfd;
-    preserve_add(&run, p.wfd);
+    run->wfd = p.wfd;
+    preserve_add(run, p.wfd);
     pid = fork();
     if (pid < 0) {
         LOGED(ERROR, plan->domid, "fork for the device model");
@@ -932,34 +1035,73 @@ int xlreaper_spawn(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
     if (pid == 0) {
         int step, err;
         long detail;
-        apply_plan(&run, &step, &err, &detail);
+        apply_plan(run, &step, &err, &detail);
         _exit(127); /* not reached: apply_plan reports and exits */
     }
     close(p.wfd);
     p.wfd = -1;
-
-    /* Our unreaped child: its pid cannot be reused under us. */
-    if (pidfd_r) {
-        pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-        if (pidfd < 0)
-            LOGED(WARN, plan->domid, "pidfd_open %ld", (long)pid);
-    }
-    rc = xlreaper__report_read(ctx, p.rfd, &rep);
+    rc = xlreaper__report_read(ctx, p.rfd, rep);
     if (rc != 0) {
-        if (rc == 1)
-            log_step(ctx, plan, rep.step, rep.err, rep.detail);
+        /* Our unreaped child: nobody else can have reaped it. */
         xlreaper__wait_child(ctx, pid, &status);
-        xlreaper__close_keep_errno(pidfd);
-        rc = XLREAPER_ERROR_FAIL;
         goto out;
     }
     *pid_r = pid;
-    if (pidfd_r)
-        *pidfd_r = pidfd;
+
+out:
+    preserve_remove(run, run->wfd);
+    run->wfd = -1;
+    xlreaper__report_pipe_close(&p);
+    return rc;
+}
+
+int xlreaper_spawn(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
+                   unsigned flags, pid_t *pid_r, int *pidfd_r)
+{
+    xlreaper_lock *lock = NULL;
+    xlreaper__child_report rep;
+    spawn_run run;
+    bool reaped = false;
+    pid_t pid = -1;
+    int rc;
+
+    rc = prepare(ctx, plan, flags, true, &lock, &run);
+    if (rc)
+        return rc;
+    for (;;) {
+        rc = fork_once(ctx, &run, &pid, &rep);
+        if (rc < 0)
+            goto out;
+        if (rc == 0)
+            break;
+        if (rep.step == STEP_UID_BUSY && rep.err == EAGAIN) {
+            /* Found by the child itself (uid_check), under our lock. */
+            if (want_reap(ctx, flags) && !reaped) {
+                rc = reap_stale(ctx, lock, plan);
+                if (rc)
+                    goto out;
+                reaped = true;
+                continue;
+            }
+            log_busy(ctx, plan);
+            rc = XLREAPER_ERROR_BUSY;
+            goto out;
+        }
+        log_step(ctx, plan, rep.step, rep.err, rep.detail);
+        rc = XLREAPER_ERROR_FAIL;
+        goto out;
+    }
+
+    /* Our unreaped child: its pid cannot be reused under us. */
+    if (pidfd_r) {
+        *pidfd_r = (int)syscall(SYS_pidfd_open, pid, 0);
+        if (*pidfd_r < 0)
+            LOGED(WARN, plan->domid, "pidfd_open %ld", (long)pid);
+    }
+    *pid_r = pid;
     rc = 0;
 
 out:
-    xlreaper__report_pipe_close(&p);
     run_dispose(&run);
     xlreaper_lock_release(lock);
     return rc;

@@ -126,6 +126,40 @@ char *xlrt_prog(const char *name)
 
 /* ---------- the probe ---------- */
 
+#define MAX_LIVE 64
+static pid_t live[MAX_LIVE];
+
+static void live_add(pid_t pid)
+{
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (!live[i]) {
+            live[i] = pid;
+            return;
+        }
+}
+
+static void live_remove(pid_t pid)
+{
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (live[i] == pid)
+            live[i] = 0;
+}
+
+void xlrt_probe_cleanup(void)
+{
+    int status;
+
+    for (int i = 0; i < MAX_LIVE; i++) {
+        if (!live[i])
+            continue;
+        /* Our own unreaped child: the pid cannot have been reused. */
+        kill(live[i], SIGKILL);
+        while (waitpid(live[i], &status, 0) < 0 && errno == EINTR)
+            ;
+        live[i] = 0;
+    }
+}
+
 static char *read_to_eof(int fd)
 {
     size_t len = 0, cap = 4096;
@@ -185,10 +219,12 @@ int xlrt_probe_spawn(xlreaper_ctx *ctx, uint32_t domid, const char *mode,
     xlreaper_spawn_plan_free(plan);
     close(fds[1]);
     if (!rc) {
+        live_add(p->pid);
         p->report = read_to_eof(fds[0]);
         if (!strcmp(mode, "exit")) {
             while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
                 ;
+            live_remove(p->pid);
             p->pid = -1;
         }
     }
@@ -206,6 +242,7 @@ void xlrt_probe_stop(xlrt_probe *p)
         kill(p->pid, SIGKILL);
         while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
             ;
+        live_remove(p->pid);
     }
     p->pid = -1;
     free(p->report);

@@ -43,6 +43,9 @@ typedef struct {
 int xlrt_probe_spawn(xlreaper_ctx *ctx, uint32_t domid, const char *mode,
                      const char *const *extra, xlrt_probe *p);
 void xlrt_probe_stop(xlrt_probe *p);
+/* Stops every probe still running (a test's teardown: an assertion that
+ * failed skipped its xlrt_probe_stop). */
+void xlrt_probe_cleanup(void);
 
 /* /proc/<pid>/<file> as a string (malloc'd), or NULL. */
 char *xlrt_proc_read(pid_t pid, const char *file);

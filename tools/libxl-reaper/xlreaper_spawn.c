@@ -663,7 +663,15 @@ static void apply_plan(const spawn_run *run, int *step_r, int *err_r,
                        long *detail_r)
 {
     const xlreaper_spawn_plan *plan = run->plan;
-    struct sigaction dfl = { .sa_handler = SIG_DFL };
+    /* The kernel's struct sigaction: glibc's sigaction() refuses its own
+     * signals 32 and 33, which a caller may have ignored (SIG_IGN
+     * survives execve). */
+    struct {
+        void (*handler)(int);
+        unsigned long flags;
+        void (*restorer)(void);
+        uint64_t mask;
+    } dfl = { .handler = SIG_DFL };
     unsigned lo = 3;
     sigset_t none;
     uid_t r, e, s;
@@ -676,9 +684,10 @@ static void apply_plan(const spawn_run *run, int *step_r, int *err_r,
     sigemptyset(&none);
     if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
         FAIL(STEP_SIGNALS, 0);
-    for (int sig = 1; sig < NSIG; sig++)
-        if (sig != SIGKILL && sig != SIGSTOP)
-            sigaction(sig, &dfl, NULL); /* EINVAL for glibc's own: fine */
+    for (int sig = 1; sig <= 64; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP &&
+            syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask)) < 0)
+            FAIL(STEP_SIGNALS, sig);
 
     /* Close every descriptor but 0-2, the kept ones and our own (which
      * are close-on-exec and go at execve): whatever another thread of

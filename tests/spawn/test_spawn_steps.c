@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -130,6 +131,24 @@ int __wrap_prctl(int option, ...)
     if (option == PR_SET_DUMPABLE_)
         FAIL_IF(W_DUMPABLE);
     return __real_prctl(option, a[0], a[1], a[2], a[3]);
+}
+
+/* The in-place test: at execve, is the reaper lock still held? */
+static int lock_probe_fd = -1, lock_report_fd = -1;
+
+int __real_execve(const char *path, char *const argv[], char *const envp[]);
+int __wrap_execve(const char *path, char *const argv[], char *const envp[]);
+int __wrap_execve(const char *path, char *const argv[], char *const envp[])
+{
+    if (lock_probe_fd >= 0 && strcmp(path, "/")) {
+        /* Another open file description of the lock file: its flock
+         * conflicts with the holder's. */
+        int r = flock(lock_probe_fd, LOCK_EX | LOCK_NB);
+        char c = r < 0 && errno == EWOULDBLOCK ? 'H' : 'F';
+        if (write(lock_report_fd, &c, 1) != 1)
+            _exit(90);
+    }
+    return __real_execve(path, argv, envp);
 }
 
 /* ---------- fixture ---------- */
@@ -428,6 +447,46 @@ static void test_in_place_failure(void **state)
     assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/* In place (the wrapper), the lock is held until the execve that makes
+ * the DM: no reaper can kill the uid between the check and the birth. */
+static void test_in_place_holds_lock_until_execve(void **state)
+{
+    fixture *f = *state;
+    int rep[2], status;
+    char c = '?';
+    pid_t pid;
+
+    assert_int_equal(pipe2(rep, O_CLOEXEC), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
+        char *prog = xlrt_prog("spawn_probe"), lockpath[4200];
+        char a1[32], a2[32];
+        char *argv[] = { prog, (char *)"true", (char *)"-add-fd", a1,
+                         (char *)"-add-fd", a2, NULL };
+        xlreaper_spawn_plan *plan;
+
+        snprintf(lockpath, sizeof(lockpath), "%s/lock", f->dir);
+        lock_probe_fd = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        lock_report_fd = rep[1];
+        snprintf(a1, sizeof(a1), "fd=%d,set=1", lock_probe_fd);
+        snprintf(a2, sizeof(a2), "fd=%d,set=2", lock_report_fd);
+        if (lock_probe_fd < 0 ||
+            xlreaper_spawn_plan_new(ctx, 57, prog, argv, &plan))
+            _exit(10);
+        xlreaper_spawn_exec(ctx, plan, 0);
+        _exit(11);
+    }
+    close(rep[1]);
+    assert_int_equal(read(rep[0], &c, 1), 1);
+    close(rep[0]);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0); /* the probe ran */
+    assert_int_equal(c, 'H');
+}
+
 int main(void)
 {
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
@@ -439,6 +498,7 @@ int main(void)
         T(test_kept_fd_closed),
         T(test_uid_overflow_refused),
         T(test_in_place_failure),
+        T(test_in_place_holds_lock_until_execve),
     };
 #undef T
     suite_pid = getpid();

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <grp.h>
 #include <sys/syscall.h>
@@ -613,8 +614,10 @@ static void test_stale_refused(void **state)
     pid_t stale = xlrt_bystander_start(BASE + 25);
     xlrt_probe p;
 
-    while (xlrt_kernel_count(BASE + 25) < 1)
+    for (int i = 0; xlrt_kernel_count(BASE + 25) < 1; i++) {
+        assert_true(i < 10000); /* it never took the uid */
         usleep(1000);
+    }
     assert_int_equal(xlrt_probe_spawn(ctx, 25, "wait", NULL, &p),
                      XLREAPER_ERROR_BUSY);
     assert_non_null(strstr(xlrt_captured(), "domid 25: uid 4000025 still "
@@ -654,40 +657,41 @@ static void test_stale_zombie_refused(void **state)
     xlreaper_ctx_free(ctx);
 }
 
+/* A stale DM of domid 26, under a nursery that reaps it as soon as it
+ * dies (as a healthy init would), and dies with the nursery. */
+static void stale_dm(void *arg)
+{
+    uid_t u = (uid_t)(uintptr_t)arg;
+
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (setgroups(0, NULL) || setresgid(u, u, u) || setresuid(u, u, u))
+        _exit(1);
+    for (;;)
+        pause();
+}
+
 static void test_stale_reaped(void **state)
 {
     fixture *f = *state;
     xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, "reap_stale = 1\n");
-    pid_t stale = xlrt_bystander_start(BASE + 26);
+    pid_t nursery = xlrt_nursery_start(stale_dm, (void *)(uintptr_t)(BASE + 26));
     xlrt_probe p;
-    int status;
+    int rc;
 
-    while (xlrt_kernel_count(BASE + 26) < 1)
+    for (int i = 0; xlrt_kernel_count(BASE + 26) < 1; i++) {
+        assert_true(i < 10000); /* it never took the uid */
         usleep(1000);
-    /* The bystander is our child: the reap kills it, and its zombie
-     * would still count against the uid until we reap it.  So the spawn
-     * runs in a child of ours while we wait for the bystander here. */
-    pid_t spawner = fork();
-    assert_true(spawner >= 0);
-    if (spawner == 0) {
-        int rc = xlrt_probe_spawn(ctx, 26, "wait", NULL, &p);
-        if (rc) {
-            fprintf(stderr, "spawn: %d\n%s", rc, xlrt_captured());
-            _exit(1);
-        }
-        if (!strstr(xlrt_captured(), "domid 26: uid 4000026 still has "
-                                     "tasks of a previous domain")) {
-            fprintf(stderr, "no warning:\n%s", xlrt_captured());
-            _exit(2);
-        }
-        xlrt_probe_stop(&p);
-        _exit(0);
     }
-    assert_int_equal(waitpid(stale, &status, 0), stale);
-    assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-    assert_int_equal(waitpid(spawner, &status, 0), spawner);
-    assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 0);
+    rc = xlrt_probe_spawn(ctx, 26, "wait", NULL, &p);
+    xlrt_nursery_stop(nursery);
+    if (rc)
+        fail_msg("spawn: %d\n%s", rc, xlrt_captured());
+    assert_non_null(strstr(xlrt_captured(), "domid 26: uid 4000026 still "
+                                            "has tasks of a previous "
+                                            "domain"));
+    /* The probe is now the uid's one task. */
+    assert_int_equal(xlrt_kernel_count(BASE + 26), 1);
+    xlrt_probe_stop(&p);
     xlreaper_ctx_free(ctx);
 }
 

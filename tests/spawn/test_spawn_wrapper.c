@@ -483,8 +483,10 @@ static void test_busy_uid_refused(void **state)
     pid_t stale = xlrt_bystander_start(BASE + 72);
     run_result r;
 
-    while (xlrt_kernel_count(BASE + 72) < 1)
+    for (int i = 0; xlrt_kernel_count(BASE + 72) < 1; i++) {
+        assert_true(i < 10000); /* it never took the uid */
         usleep(1000);
+    }
     run_wrapper(f, "runas", args, &r);
     expect_refused(&r, "uid 4200072 still has tasks");
     assert_true(xlrt_alive(stale));

@@ -199,8 +199,8 @@ int main(int argc, char **argv)
            "p90");
     printf("  %-28s %9.0f %9.0f %9.0f\n", "bare fork+execve", mb,
            pct(bare, rounds, 0.1), pct(bare, rounds, 0.9));
-    printf("  %-28s %9.0f %9.0f %9.0f\n", "xlreaper_spawn (restricted)",
-           mf, pct(full, rounds, 0.1), pct(full, rounds, 0.9));
+    printf("  %-28s %9.0f %9.0f %9.0f\n", "xlreaper_spawn (restricted)", mf,
+           pct(full, rounds, 0.1), pct(full, rounds, 0.9));
     printf("  parts alone (median us): lock %.0f, empty-uid check %.0f, "
            "plan %.0f\n",
            pct(lock, rounds / 10, 0.5), pct(empty, rounds / 10, 0.5),
@@ -217,8 +217,8 @@ int main(int argc, char **argv)
             if (head)
                 fprintf(f, "time,rounds,bare_median_us,spawn_median_us,"
                            "ratio\n");
-            fprintf(f, "%ld,%u,%.1f,%.1f,%.3f\n", (long)time(NULL), rounds,
-                    mb, mf, mf / mb);
+            fprintf(f, "%ld,%u,%.1f,%.1f,%.3f\n", (long)time(NULL), rounds, mb,
+                    mf, mf / mb);
             fclose(f);
         }
     }

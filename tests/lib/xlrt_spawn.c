@@ -30,8 +30,8 @@ static void cap_append(const char *s, size_t n)
 }
 
 static void cap_vmessage(xentoollog_logger *lg, xentoollog_level level,
-                         int errnoval, const char *context,
-                         const char *format, va_list al)
+                         int errnoval, const char *context, const char *format,
+                         va_list al)
 {
     char msg[2048];
     int n;
@@ -70,8 +70,7 @@ static void cap_destroy(xentoollog_logger *lg)
 
 xentoollog_logger *xlrt_capture_logger(void)
 {
-    static xentoollog_logger lg = { cap_vmessage, cap_progress,
-                                    cap_destroy };
+    static xentoollog_logger lg = { cap_vmessage, cap_progress, cap_destroy };
 
     return &lg;
 }
@@ -104,9 +103,8 @@ xlreaper_ctx *xlrt_spawn_ctx(const char *tmpdir, unsigned long base,
                          base, tmpdir, tmpdir, extra ? extra : "") > 0);
     path = xlrt_write_file(tmpdir, "xl-reaper.conf", text);
     assert_int_equal(xlreaper_ctx_alloc(&ctx, xlrt_capture_logger()), 0);
-    assert_int_equal(xlreaper_config_load(ctx, path,
-                                          XLREAPER_CONFIG_MUST_EXIST),
-                     0);
+    assert_int_equal(
+        xlreaper_config_load(ctx, path, XLREAPER_CONFIG_MUST_EXIST), 0);
     free(path);
     free(text);
     return ctx;
@@ -116,8 +114,7 @@ char *xlrt_prog(const char *name)
 {
     char *p, *abs;
 
-    assert_true(asprintf(&p, "%s/tests/progs/%s", xlrt_build_dir(), name) >
-                0);
+    assert_true(asprintf(&p, "%s/tests/progs/%s", xlrt_build_dir(), name) > 0);
     abs = realpath(p, NULL);
     assert_non_null(abs);
     free(p);
@@ -291,8 +288,7 @@ char *xlrt_status_field(const char *status, const char *field)
 
 static uint64_t limit_value(const char *s)
 {
-    return !strncmp(s, "unlimited", 9) ? UINT64_MAX
-                                       : strtoull(s, NULL, 10);
+    return !strncmp(s, "unlimited", 9) ? UINT64_MAX : strtoull(s, NULL, 10);
 }
 
 int xlrt_limit(pid_t pid, const char *name, uint64_t *soft, uint64_t *hard)

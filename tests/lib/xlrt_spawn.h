@@ -53,8 +53,7 @@ char *xlrt_proc_read(pid_t pid, const char *file);
 char *xlrt_status_field(const char *status, const char *field);
 /* Soft and hard limit of the /proc/<pid>/limits line starting with
  * name ("Max processes"); "unlimited" reads as UINT64_MAX.  0 or -1. */
-int xlrt_limit(pid_t pid, const char *name, uint64_t *soft,
-               uint64_t *hard);
+int xlrt_limit(pid_t pid, const char *name, uint64_t *soft, uint64_t *hard);
 
 /* 1 when text has a line equal to line. */
 bool xlrt_has_line(const char *text, const char *line);

@@ -52,9 +52,9 @@ int main(int argc, char **argv)
     getresuid(&r, &e, &s);
     getresgid(&gr, &ge, &gs);
     printf("pid=%ld\n", (long)getpid());
-    printf("ids=%lu,%lu,%lu:%lu,%lu,%lu\n", (unsigned long)r,
-           (unsigned long)e, (unsigned long)s, (unsigned long)gr,
-           (unsigned long)ge, (unsigned long)gs);
+    printf("ids=%lu,%lu,%lu:%lu,%lu,%lu\n", (unsigned long)r, (unsigned long)e,
+           (unsigned long)s, (unsigned long)gr, (unsigned long)ge,
+           (unsigned long)gs);
     printf("fds=");
     for (int fd = 0, n = 0; fd < 4096; fd++)
         if (fcntl(fd, F_GETFD) >= 0)

@@ -44,8 +44,7 @@ static size_t list_fds(char *buf, size_t n, size_t size)
         struct dirent *de;
         while ((de = readdir(d)) && num < 4096) {
             int fd = atoi(de->d_name);
-            if (de->d_name[0] >= '0' && de->d_name[0] <= '9' &&
-                fd != dirfd(d))
+            if (de->d_name[0] >= '0' && de->d_name[0] <= '9' && fd != dirfd(d))
                 fds[num++] = fd;
         }
         closedir(d);
@@ -56,8 +55,7 @@ static size_t list_fds(char *buf, size_t n, size_t size)
                 fds[num++] = i;
     }
     for (int i = 0; i < num && n < size - 16; i++)
-        n += (size_t)snprintf(buf + n, size - n, "%s%d", i ? "," : "",
-                              fds[i]);
+        n += (size_t)snprintf(buf + n, size - n, "%s%d", i ? "," : "", fds[i]);
     return n;
 }
 
@@ -72,13 +70,13 @@ int main(int argc, char **argv)
     fd = named_fd(argc, argv);
     if (fd < 0)
         return 2;
-    n += (size_t)snprintf(buf + n, sizeof(buf) - n, "pid=%ld dumpable=%d fds=",
-                          (long)getpid(), prctl(PR_GET_DUMPABLE, 0, 0, 0, 0));
+    n += (size_t)snprintf(buf + n, sizeof(buf) - n,
+                          "pid=%ld dumpable=%d fds=", (long)getpid(),
+                          prctl(PR_GET_DUMPABLE, 0, 0, 0, 0));
     n = list_fds(buf, n, sizeof(buf));
     n += (size_t)snprintf(buf + n, sizeof(buf) - n, " argc=%d\n", argc);
     for (int i = 0; i < argc && n < sizeof(buf) - 1; i++)
-        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "arg=%s\n",
-                              argv[i]);
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, "arg=%s\n", argv[i]);
     if (n >= sizeof(buf))
         n = sizeof(buf) - 1;
     if (write(fd, buf, n) != (ssize_t)n)

@@ -29,8 +29,7 @@ static int teardown(void **state)
 #define MAXA 8
 
 /* "3,5,7" of the parsed keep-list. */
-static void keep_string(const xlreaper__qemu_cmdline *cl, char *buf,
-                        size_t n)
+static void keep_string(const xlreaper__qemu_cmdline *cl, char *buf, size_t n)
 {
     size_t l = 0;
 
@@ -59,8 +58,9 @@ static void test_keep_fds_table(void **state)
         const char *keep; /* NULL: refused */
     } cases[] = {
         /* libxl 4.17's forms */
-        { { "-chardev", "socket,id=libxl-cmd,fd=7,server=on,wait=off",
-            "-mon", "chardev=libxl-cmd,mode=control" }, "7" },
+        { { "-chardev", "socket,id=libxl-cmd,fd=7,server=on,wait=off", "-mon",
+            "chardev=libxl-cmd,mode=control" },
+          "7" },
         { { "-incoming", "fd:9" }, "9" },
         /* QEMU's others */
         { { "-add-fd", "fd=12,set=2,opaque=rdonly:/dev/null" }, "12" },
@@ -70,7 +70,8 @@ static void test_keep_fds_table(void **state)
         { { "-netdev", "socket,id=n,fd=8" }, "8" },
         { { "-netdev", "stream,id=n,addr.type=fd,addr.str=30" }, "30" },
         { { "-netdev", "dgram,id=n,local.type=fd,local.str=31,"
-                       "remote.type=fd,remote.str=33" }, "31,33" },
+                       "remote.type=fd,remote.str=33" },
+          "31,33" },
         { { "-netdev", "stream,id=n,addr.type=inet,addr.str=32" }, "" },
         { { "-netdev", "stream,id=n,addr.str=34,addr.type=fd" }, "34" },
         { { "-net", "tap,fd=35" }, "35" },
@@ -78,7 +79,8 @@ static void test_keep_fds_table(void **state)
         { { "-object", "memory-backend-foo,id=m,fd=41" }, "41" },
         { { "--chardev", "socket,fd=42" }, "42" },
         { { "-add-fd", "fd=50", "-add-fd", "fd=3", "-chardev",
-            "socket,fd=50" }, "3,50" },
+            "socket,fd=50" },
+          "3,50" },
         { { "-chardev", "socket,fd=0" }, "" },
         { { "-chardev", "socket,fd=2" }, "" },
         { { "-chardev", "socket,fd=007" }, "7" },
@@ -134,15 +136,14 @@ static void test_keep_fds_table(void **state)
         keep_string(&cl, got, sizeof(got));
         if (strcmp(got, cases[i].keep))
             fail_msg("case %zu (%s %s): kept '%s', want '%s'", i,
-                     cases[i].args[0], cases[i].args[1], got,
-                     cases[i].keep);
+                     cases[i].args[0], cases[i].args[1], got, cases[i].keep);
     }
 }
 
 static void test_keep_fds_bounded(void **state)
 {
-    char *argv[2 * XLREAPER__MAX_KEEP_FDS + 4], vals[XLREAPER__MAX_KEEP_FDS
-                                                    + 1][32];
+    char *argv[2 * XLREAPER__MAX_KEEP_FDS + 4],
+        vals[XLREAPER__MAX_KEEP_FDS + 1][32];
     xlreaper__qemu_cmdline cl;
     int n = 0;
     (void)state;
@@ -172,26 +173,47 @@ static void test_runas_chroot_table(void **state)
         const char *chroot;
         xlreaper__qemu_form cform;
     } cases[] = {
-        { { "-runas", "1:2" }, 0, "1:2", XLREAPER__QEMU_FORM_OPTION, NULL,
+        { { "-runas", "1:2" }, 0, "1:2", XLREAPER__QEMU_FORM_OPTION, NULL, 0 },
+        { { "--runas", "1:2" },
+          0,
+          "1:2",
+          XLREAPER__QEMU_FORM_OPTION,
+          NULL,
           0 },
-        { { "--runas", "1:2" }, 0, "1:2", XLREAPER__QEMU_FORM_OPTION, NULL,
+        { { "-run-with", "user=1:2" },
+          0,
+          "1:2",
+          XLREAPER__QEMU_FORM_RUN_WITH,
+          NULL,
           0 },
-        { { "-run-with", "user=1:2" }, 0, "1:2",
-          XLREAPER__QEMU_FORM_RUN_WITH, NULL, 0 },
-        { { "-run-with", "async-teardown=on,chroot=/x,user=3:4" }, 0,
-          "3:4", XLREAPER__QEMU_FORM_RUN_WITH, "/x",
+        { { "-run-with", "async-teardown=on,chroot=/x,user=3:4" },
+          0,
+          "3:4",
+          XLREAPER__QEMU_FORM_RUN_WITH,
+          "/x",
           XLREAPER__QEMU_FORM_RUN_WITH },
-        { { "-run-with", "chroot=/a,,b" }, 0, NULL, 0, "/a,b",
+        { { "-run-with", "chroot=/a,,b" },
+          0,
+          NULL,
+          0,
+          "/a,b",
           XLREAPER__QEMU_FORM_RUN_WITH },
-        { { "-run-with", "chroot=/c", "-run-with", "user=5:6" }, 0, "5:6",
-          XLREAPER__QEMU_FORM_RUN_WITH, "/c", XLREAPER__QEMU_FORM_RUN_WITH },
-        { { "-chroot", "/d", "-runas", "user" }, 0, "user",
-          XLREAPER__QEMU_FORM_OPTION, "/d", XLREAPER__QEMU_FORM_OPTION },
+        { { "-run-with", "chroot=/c", "-run-with", "user=5:6" },
+          0,
+          "5:6",
+          XLREAPER__QEMU_FORM_RUN_WITH,
+          "/c",
+          XLREAPER__QEMU_FORM_RUN_WITH },
+        { { "-chroot", "/d", "-runas", "user" },
+          0,
+          "user",
+          XLREAPER__QEMU_FORM_OPTION,
+          "/d",
+          XLREAPER__QEMU_FORM_OPTION },
         { { "-run-with", "async-teardown=on" }, 0, NULL, 0, NULL, 0 },
         { { "-name", "-runas" }, XLREAPER_ERROR_INVAL }, /* no value */
         { { "-runas", "1:2", "-runas", "1:2" }, XLREAPER_ERROR_INVAL },
-        { { "-runas", "1:2", "-run-with", "user=1:2" },
-          XLREAPER_ERROR_INVAL },
+        { { "-runas", "1:2", "-run-with", "user=1:2" }, XLREAPER_ERROR_INVAL },
         { { "-run-with", "user=1:2,user=1:2" }, XLREAPER_ERROR_INVAL },
         { { "-chroot", "/d", "-run-with", "chroot=/e" },
           XLREAPER_ERROR_INVAL },
@@ -234,7 +256,7 @@ static void test_parse_ids_table(void **state)
         { "131077:131072", 0, 131077, 131072 },
         { "4294967294:4294967294", 0, 4294967294u, 4294967294u },
         { "01:02", 0, 1, 2 },
-        { "4294967295:1", -1 },  /* (uid_t)-1: "unchanged" */
+        { "4294967295:1", -1 }, /* (uid_t)-1: "unchanged" */
         { "1:4294967295", -1 },
         { "4294967296:1", -1 },
         { "99999999999:1", -1 },
@@ -299,8 +321,8 @@ static void test_help_features_table(void **state)
     (void)state;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        unsigned f = xlreaper__qemu_help_features(cases[i].text,
-                                                  strlen(cases[i].text));
+        unsigned f =
+            xlreaper__qemu_help_features(cases[i].text, strlen(cases[i].text));
         if (f != cases[i].want)
             fail_msg("case %zu: %#x, want %#x", i, f, cases[i].want);
     }

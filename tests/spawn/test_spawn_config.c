@@ -160,8 +160,8 @@ static void test_bad_values_refused(void **state)
         if (load(*state, cases[i].line, &ctx) != XLREAPER_ERROR_INVAL)
             fail_msg("'%s' accepted", cases[i].line);
         if (!strstr(xlrt_captured(), cases[i].why))
-            fail_msg("'%s': log lacks '%s':\n%s", cases[i].line,
-                     cases[i].why, xlrt_captured());
+            fail_msg("'%s': log lacks '%s':\n%s", cases[i].line, cases[i].why,
+                     xlrt_captured());
         assert_null(xlreaper_config_get(ctx));
         xlreaper_ctx_free(ctx);
     }
@@ -170,10 +170,10 @@ static void test_bad_values_refused(void **state)
 static void test_key_names_listed(void **state)
 {
     static const char *const want[] = {
-        "nofile_limit", "fsize_limit", "core_limit", "msgqueue_limit",
-        "locks_limit", "memlock_limit", "uid_switch", "reap_stale",
-        "unshare_ipc_mount", "unshare_net", "dumpable", "chroot_base",
-        "cgroup_parent", "qemu_path", "nproc_limit",
+        "nofile_limit",      "fsize_limit",   "core_limit",  "msgqueue_limit",
+        "locks_limit",       "memlock_limit", "uid_switch",  "reap_stale",
+        "unshare_ipc_mount", "unshare_net",   "dumpable",    "chroot_base",
+        "cgroup_parent",     "qemu_path",     "nproc_limit",
     };
     (void)state;
 

@@ -67,9 +67,8 @@ static void expect_limit(pid_t pid, const char *name, uint64_t want)
 
     assert_int_equal(xlrt_limit(pid, name, &soft, &hard), 0);
     if (soft != want || hard != want)
-        fail_msg("%s: %llu/%llu, want %llu", name,
-                 (unsigned long long)soft, (unsigned long long)hard,
-                 (unsigned long long)want);
+        fail_msg("%s: %llu/%llu, want %llu", name, (unsigned long long)soft,
+                 (unsigned long long)hard, (unsigned long long)want);
 }
 
 static void ids4(char *buf, size_t n, unsigned long id)
@@ -145,8 +144,12 @@ static void test_signals_reset(void **state)
     sigaction(SIGPIPE, &ign, &old);
     /* glibc's own signal (SIGCANCEL): its sigaction() refuses it, yet a
      * caller can inherit it ignored, as `make` passes it here. */
-    struct { void (*h)(int); unsigned long f; void (*r)(void); uint64_t m; }
-        kign = { SIG_IGN, 0, NULL, 0 }, kold;
+    struct {
+        void (*h)(int);
+        unsigned long f;
+        void (*r)(void);
+        uint64_t m;
+    } kign = { SIG_IGN, 0, NULL, 0 }, kold;
     assert_int_equal(syscall(SYS_rt_sigaction, 32, &kign, &kold, 8), 0);
     sigemptyset(&set);
     sigaddset(&set, SIGUSR1);
@@ -213,8 +216,8 @@ static void test_only_kept_fds(void **state)
 {
     fixture *f = *state;
     xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
-    int leak = open("/dev/null", O_RDONLY);              /* no CLOEXEC */
-    int leak2 = open(f->dir, O_RDONLY | O_DIRECTORY);    /* no CLOEXEC */
+    int leak = open("/dev/null", O_RDONLY);           /* no CLOEXEC */
+    int leak2 = open(f->dir, O_RDONLY | O_DIRECTORY); /* no CLOEXEC */
     int cloexec = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int high = fcntl(leak, F_DUPFD, 300); /* above every kept one */
     char *inside, *outside, want[64];
@@ -548,8 +551,7 @@ static void test_cgroup(void **state)
     assert_int_equal(xlrt_probe_spawn(ctx, 23, "wait", NULL, &p), 0);
     cg = xlrt_proc_read(p.pid, "cgroup");
     assert_non_null(cg);
-    snprintf(want, sizeof(want), "0::%s/dm-23\n",
-             parent + strlen(mnt));
+    snprintf(want, sizeof(want), "0::%s/dm-23\n", parent + strlen(mnt));
     if (!strstr(cg, want))
         fail_msg("cgroup '%s', want '%s'", cg, want);
     free(cg);
@@ -674,7 +676,8 @@ static void test_stale_reaped(void **state)
 {
     fixture *f = *state;
     xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, "reap_stale = 1\n");
-    pid_t nursery = xlrt_nursery_start(stale_dm, (void *)(uintptr_t)(BASE + 26));
+    pid_t nursery =
+        xlrt_nursery_start(stale_dm, (void *)(uintptr_t)(BASE + 26));
     xlrt_probe p;
     int rc;
 
@@ -699,8 +702,8 @@ static void test_lock_held_blocks_spawn(void **state)
 {
     fixture *f = *state;
     xlreaper_ctx *holder = xlrt_spawn_ctx(f->dir, BASE, NULL);
-    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE,
-                                       "lock_timeout_ms = 100\n");
+    xlreaper_ctx *ctx =
+        xlrt_spawn_ctx(f->dir, BASE, "lock_timeout_ms = 100\n");
     xlreaper_lock *lock;
     xlrt_probe p;
 

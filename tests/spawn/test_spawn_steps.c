@@ -49,12 +49,12 @@ static pid_t suite_pid;
 static int armed, armed_errno, armed_resource;
 static int in_spawn_child;
 
-#define FAIL_IF(w)                                                        \
-    do {                                                                  \
-        if (in_spawn_child && armed == (w)) {                             \
-            errno = armed_errno;                                          \
-            return -1;                                                    \
-        }                                                                 \
+#define FAIL_IF(w)                                                            \
+    do {                                                                      \
+        if (in_spawn_child && armed == (w)) {                                 \
+            errno = armed_errno;                                              \
+            return -1;                                                        \
+        }                                                                     \
     } while (0)
 
 int __real_sigprocmask(int how, const sigset_t *set, sigset_t *old);
@@ -367,8 +367,7 @@ static void test_kept_fd_closed(void **state)
     assert_int_equal(xlreaper_spawn(ctx, plan, 0, &pid, NULL),
                      XLREAPER_ERROR_FAIL);
     snprintf(want, sizeof(want),
-             "spawn domid 53: keeping descriptor %d: Bad file descriptor",
-             fd);
+             "spawn domid 53: keeping descriptor %d: Bad file descriptor", fd);
     expect_logged(want);
     xlreaper_spawn_plan_free(plan);
 
@@ -376,8 +375,7 @@ static void test_kept_fd_closed(void **state)
     xlrt_capture_reset();
     assert_int_equal(xlreaper_spawn_plan_new(ctx, 53, prog, argv, &plan),
                      XLREAPER_ERROR_INVAL);
-    snprintf(want, sizeof(want), "names descriptor %d, which is not open",
-             fd);
+    snprintf(want, sizeof(want), "names descriptor %d, which is not open", fd);
     expect_logged(want);
     free(prog);
     xlreaper_ctx_free(ctx);
@@ -463,8 +461,9 @@ static void test_in_place_holds_lock_until_execve(void **state)
         xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
         char *prog = xlrt_prog("spawn_probe"), lockpath[4200];
         char a1[32], a2[32];
-        char *argv[] = { prog, (char *)"true", (char *)"-add-fd", a1,
-                         (char *)"-add-fd", a2, NULL };
+        char *argv[] = { prog, (char *)"true",    (char *)"-add-fd",
+                         a1,   (char *)"-add-fd", a2,
+                         NULL };
         xlreaper_spawn_plan *plan;
 
         snprintf(lockpath, sizeof(lockpath), "%s/lock", f->dir);
@@ -491,14 +490,10 @@ int main(void)
 {
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
     const struct CMUnitTest tests[] = {
-        T(test_injected_steps),
-        T(test_chroot_vanished),
-        T(test_execve_not_a_program),
-        T(test_execve_denied_to_dm_uid),
-        T(test_kept_fd_closed),
-        T(test_uid_overflow_refused),
-        T(test_in_place_failure),
-        T(test_in_place_holds_lock_until_execve),
+        T(test_injected_steps),       T(test_chroot_vanished),
+        T(test_execve_not_a_program), T(test_execve_denied_to_dm_uid),
+        T(test_kept_fd_closed),       T(test_uid_overflow_refused),
+        T(test_in_place_failure),     T(test_in_place_holds_lock_until_execve),
     };
 #undef T
     suite_pid = getpid();

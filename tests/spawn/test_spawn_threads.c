@@ -98,8 +98,9 @@ static void test_no_leak_under_threads(void **state)
     atomic_store(&stop, 1);
     for (int i = 0; i < CHURNERS; i++)
         pthread_join(t[i], NULL);
-    fprintf(stderr, "%d spawns while other threads opened %ld "
-                    "descriptors: %d leaked\n",
+    fprintf(stderr,
+            "%d spawns while other threads opened %ld "
+            "descriptors: %d leaked\n",
             SPAWNS, atomic_load(&opened), leaks);
     assert_int_equal(leaks, 0);
     assert_true(atomic_load(&opened) > 0);

@@ -54,8 +54,8 @@ static int setup(void **state)
 
     f->dir = xlrt_tmpdir();
     f->fake = xlrt_prog("fake_qemu");
-    assert_true(asprintf(&w, "%s/libexec/qemu-dm-restrict",
-                         xlrt_build_dir()) > 0);
+    assert_true(asprintf(&w, "%s/libexec/qemu-dm-restrict", xlrt_build_dir()) >
+                0);
     f->wrapper = realpath(w, NULL);
     assert_non_null(f->wrapper);
     free(w);
@@ -211,8 +211,7 @@ static void expect_ran(const run_result *r)
 static void expect_refused(const run_result *r, const char *why)
 {
     if (exit_code(r) != 1)
-        fail_msg("wrapper exit %d, want 1; stderr:\n%s", exit_code(r),
-                 r->err);
+        fail_msg("wrapper exit %d, want 1; stderr:\n%s", exit_code(r), r->err);
     assert_string_equal(r->out, ""); /* QEMU never ran */
     if (!strstr(r->err, why))
         fail_msg("stderr lacks '%s':\n%s", why, r->err);
@@ -225,7 +224,7 @@ static void expect_refused(const run_result *r, const char *why)
 static void test_passthrough_libxl_cmdline(void **state)
 {
     fixture *f = *state;
-    int qmp = open("/dev/null", O_RDWR); /* no CLOEXEC, as libxl's */
+    int qmp = open("/dev/null", O_RDWR);   /* no CLOEXEC, as libxl's */
     int stray = open("/dev/null", O_RDWR); /* a leak, not named */
     char chardev[128], joined[1024], want_fds[64], want_ids[64];
     char *seen;
@@ -235,10 +234,23 @@ static void test_passthrough_libxl_cmdline(void **state)
     snprintf(chardev, sizeof(chardev),
              "socket,id=libxl-cmd,fd=%d,server=on,wait=off", qmp);
     char *const args[] = {
-        "-xen-domid", "61", "-no-shutdown", "-chardev", chardev, "-S",
-        "-mon", "chardev=libxl-cmd,mode=control", "-xen-domid-restrict",
-        "-runas", "4200061:4200061", "-nodefaults", "-name", "guest,fd=99",
-        "-machine", "xenfv,suppress-vmdesc=on", NULL,
+        "-xen-domid",
+        "61",
+        "-no-shutdown",
+        "-chardev",
+        chardev,
+        "-S",
+        "-mon",
+        "chardev=libxl-cmd,mode=control",
+        "-xen-domid-restrict",
+        "-runas",
+        "4200061:4200061",
+        "-nodefaults",
+        "-name",
+        "guest,fd=99",
+        "-machine",
+        "xenfv,suppress-vmdesc=on",
+        NULL,
     };
 
     run_wrapper(f, "runas", args, &r);
@@ -376,7 +388,7 @@ static void test_chroot_mismatch_refused(void **state)
     fixture *f = *state;
     char dir[4096];
     char *const args[] = { "-xen-domid", "66", "-runas", "4200066:4200066",
-                           "-chroot", "/", NULL };
+                           "-chroot",    "/",  NULL };
     run_result r;
 
     snprintf(dir, sizeof(dir), "%s/qemu-root-66", f->dir);

@@ -20,8 +20,7 @@
 
 #include "xlreaper_internal.h"
 
-int xlreaper__cgroup_check(xlreaper_ctx *ctx, uint32_t domid,
-                           const char *path)
+int xlreaper__cgroup_check(xlreaper_ctx *ctx, uint32_t domid, const char *path)
 {
     struct statfs sfs;
     struct stat st;
@@ -31,8 +30,10 @@ int xlreaper__cgroup_check(xlreaper_ctx *ctx, uint32_t domid,
         return XLREAPER_ERROR_INVAL;
     }
     if (!S_ISDIR(st.st_mode) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
-        LOGD(ERROR, domid, "cgroup_parent %s is not a directory of a "
-                           "cgroup2 file system", path);
+        LOGD(ERROR, domid,
+             "cgroup_parent %s is not a directory of a "
+             "cgroup2 file system",
+             path);
         return XLREAPER_ERROR_INVAL;
     }
     return 0;
@@ -67,8 +68,7 @@ static int populated(xlreaper_ctx *ctx, uint32_t domid, const char *dir)
 }
 
 int xlreaper__cgroup_prepare(xlreaper_ctx *ctx, uint32_t domid,
-                             const char *parent, char **dir_r,
-                             int *procs_fd_r)
+                             const char *parent, char **dir_r, int *procs_fd_r)
 {
     char *dir = NULL, *procs = NULL;
     int rc, r, fd;
@@ -92,8 +92,10 @@ int xlreaper__cgroup_prepare(xlreaper_ctx *ctx, uint32_t domid,
             goto out;
         }
         if (r) {
-            LOGD(ERROR, domid, "cgroup %s still has tasks of a previous "
-                               "device model", dir);
+            LOGD(ERROR, domid,
+                 "cgroup %s still has tasks of a previous "
+                 "device model",
+                 dir);
             rc = XLREAPER_ERROR_BUSY;
             goto out;
         }

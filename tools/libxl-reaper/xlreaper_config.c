@@ -44,8 +44,15 @@ static const char *const gid_modes[] = { "per-domain", "range-base", NULL };
 static const char *const uid_switches[] = { "exec", "runas", NULL };
 
 /* Where each rlimit sits in cfg->rlimits[]; see config_init. */
-enum { RL_NOFILE, RL_FSIZE, RL_CORE, RL_MSGQUEUE, RL_LOCKS, RL_MEMLOCK,
-       RL_NUM };
+enum {
+    RL_NOFILE,
+    RL_FSIZE,
+    RL_CORE,
+    RL_MSGQUEUE,
+    RL_LOCKS,
+    RL_MEMLOCK,
+    RL_NUM
+};
 _Static_assert(RL_NUM <= XLREAPER_MAX_RLIMITS, "rlimits[] too small");
 
 #define F(field) offsetof(xlreaper_config, field)
@@ -125,18 +132,18 @@ void xlreaper__config_init(xlreaper_config *cfg)
     cfg->lock_timeout_ms = DEFAULT_LOCK_TIMEOUT_MS;
     cfg->reap_timeout_ms = DEFAULT_REAP_TIMEOUT_MS;
     cfg->nproc_limit = DEFAULT_NPROC_LIMIT;
-    cfg->rlimits[RL_NOFILE] = (xlreaper_rlimit){ RLIMIT_NOFILE,
-        "nofile_limit", DEFAULT_NOFILE_LIMIT };
-    cfg->rlimits[RL_FSIZE] = (xlreaper_rlimit){ RLIMIT_FSIZE, "fsize_limit",
-                                                DEFAULT_FSIZE_LIMIT };
+    cfg->rlimits[RL_NOFILE] = (xlreaper_rlimit){ RLIMIT_NOFILE, "nofile_limit",
+                                                 DEFAULT_NOFILE_LIMIT };
+    cfg->rlimits[RL_FSIZE] =
+        (xlreaper_rlimit){ RLIMIT_FSIZE, "fsize_limit", DEFAULT_FSIZE_LIMIT };
     cfg->rlimits[RL_CORE] = (xlreaper_rlimit){ RLIMIT_CORE, "core_limit", 0 };
-    cfg->rlimits[RL_MSGQUEUE] = (xlreaper_rlimit){ RLIMIT_MSGQUEUE,
-                                                   "msgqueue_limit", 0 };
+    cfg->rlimits[RL_MSGQUEUE] =
+        (xlreaper_rlimit){ RLIMIT_MSGQUEUE, "msgqueue_limit", 0 };
     /* Linux has ignored RLIMIT_LOCKS since 2.4.25; set as upstream does. */
-    cfg->rlimits[RL_LOCKS] = (xlreaper_rlimit){ RLIMIT_LOCKS, "locks_limit",
-                                                0 };
-    cfg->rlimits[RL_MEMLOCK] = (xlreaper_rlimit){ RLIMIT_MEMLOCK,
-                                                  "memlock_limit", 0 };
+    cfg->rlimits[RL_LOCKS] =
+        (xlreaper_rlimit){ RLIMIT_LOCKS, "locks_limit", 0 };
+    cfg->rlimits[RL_MEMLOCK] =
+        (xlreaper_rlimit){ RLIMIT_MEMLOCK, "memlock_limit", 0 };
     cfg->num_rlimits = RL_NUM;
     cfg->uid_switch = XLREAPER_UID_SWITCH_EXEC;
 }

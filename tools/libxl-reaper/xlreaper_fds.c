@@ -20,8 +20,7 @@
 
 #include "xlreaper_internal.h"
 
-static const char *const xen_prefixes[] = { "/dev/xen/", "/proc/xen/",
-                                            NULL };
+static const char *const xen_prefixes[] = { "/dev/xen/", "/proc/xen/", NULL };
 
 static bool is_xen_path(const char *target)
 {
@@ -91,7 +90,8 @@ unsigned xlreaper__report_xen_fds(xlreaper_ctx *ctx, uint32_t domid,
         else
             LOGD(DEBUG, domid,
                  "descriptor %d open to %s (close-on-exec) is closed "
-                 "before execve", fd, target);
+                 "before execve",
+                 fd, target);
     }
     closedir(d);
     return found;

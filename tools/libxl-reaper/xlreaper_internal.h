@@ -199,9 +199,9 @@ _hidden int xlreaper__qemu_cmdline_parse(xlreaper_ctx *ctx, uint32_t domid,
 _hidden int xlreaper__qemu_parse_ids(const char *s, uid_t *uid_r,
                                      gid_t *gid_r);
 
-#define XLREAPER__QEMU_HAS_RUNAS 1u          /* -runas */
-#define XLREAPER__QEMU_HAS_RUN_WITH_USER 2u  /* -run-with user= (9.1+) */
-#define XLREAPER__QEMU_HAS_CHROOT 4u         /* -chroot (up to 8.2) */
+#define XLREAPER__QEMU_HAS_RUNAS 1u           /* -runas */
+#define XLREAPER__QEMU_HAS_RUN_WITH_USER 2u   /* -run-with user= (9.1+) */
+#define XLREAPER__QEMU_HAS_CHROOT 4u          /* -chroot (up to 8.2) */
 #define XLREAPER__QEMU_HAS_RUN_WITH_CHROOT 8u /* -run-with chroot= (8.1+) */
 
 /* The XLREAPER__QEMU_HAS_* that a `qemu -help` text lists. */
@@ -220,8 +220,7 @@ _hidden int xlreaper__qemu_probe(xlreaper_ctx *ctx, uint32_t domid,
  * not closed it, or is kept for it.  Returns how many it found.
  */
 _hidden unsigned xlreaper__report_xen_fds(xlreaper_ctx *ctx, uint32_t domid,
-                                          const int *keep,
-                                          unsigned num_keep);
+                                          const int *keep, unsigned num_keep);
 
 /* fd moved to a number above 2 (close-on-exec), so that it cannot pass
  * for a standard descriptor in a child; fd itself if it already is.  The

@@ -129,8 +129,10 @@ static int add_keep(xlreaper_ctx *ctx, uint32_t domid,
     if (i < cl->num_keep && cl->keep[i] == fd)
         return 0;
     if (cl->num_keep == XLREAPER__MAX_KEEP_FDS) {
-        LOGD(ERROR, domid, "the QEMU command line names more than %u "
-                           "descriptors", XLREAPER__MAX_KEEP_FDS);
+        LOGD(ERROR, domid,
+             "the QEMU command line names more than %u "
+             "descriptors",
+             XLREAPER__MAX_KEEP_FDS);
         return XLREAPER_ERROR_INVAL;
     }
     memmove(&cl->keep[i + 1], &cl->keep[i],
@@ -161,8 +163,7 @@ static int add_keep_list(xlreaper_ctx *ctx, uint32_t domid,
 }
 
 /* The socket-address prefixes QEMU 7.2 takes as type=fd + str=N. */
-static const char *const addr_prefixes[] = { "addr", "local", "remote",
-                                             NULL };
+static const char *const addr_prefixes[] = { "addr", "local", "remote", NULL };
 
 static int parse_fd_value(xlreaper_ctx *ctx, uint32_t domid,
                           xlreaper__qemu_cmdline *cl, const char *opt,
@@ -177,8 +178,10 @@ static int parse_fd_value(xlreaper_ctx *ctx, uint32_t domid,
 
     if (value[0] == '{') {
         /* QEMU's JSON form: not read, so nothing in it is kept. */
-        LOGD(INFO, domid, "QEMU argument %s takes JSON; descriptors named "
-                          "in it are not kept", opt);
+        LOGD(INFO, domid,
+             "QEMU argument %s takes JSON; descriptors named "
+             "in it are not kept",
+             opt);
         return 0;
     }
     while (next_segment(&p, seg, &too_long)) {
@@ -193,8 +196,8 @@ static int parse_fd_value(xlreaper_ctx *ctx, uint32_t domid,
             /* No descriptor key takes 4 KiB; a truncated one would be
              * misread, so refuse rather than guess. */
             if (strstr(key, "fd")) {
-                LOGD(ERROR, domid, "QEMU argument %s: %s= is too long",
-                     opt, key);
+                LOGD(ERROR, domid, "QEMU argument %s: %s= is too long", opt,
+                     key);
                 return XLREAPER_ERROR_INVAL;
             }
             continue;
@@ -251,14 +254,16 @@ static int parse_run_with(xlreaper_ctx *ctx, uint32_t domid,
         if (!user && !chroot)
             continue;
         if (too_long) {
-            LOGD(ERROR, domid, "QEMU argument -run-with: a value is too "
-                               "long");
+            LOGD(ERROR, domid,
+                 "QEMU argument -run-with: a value is too "
+                 "long");
             return XLREAPER_ERROR_INVAL;
         }
         if (user) {
             if (cl->runas) {
-                LOGD(ERROR, domid, "the QEMU command line names the user "
-                                   "to run as twice");
+                LOGD(ERROR, domid,
+                     "the QEMU command line names the user "
+                     "to run as twice");
                 return XLREAPER_ERROR_INVAL;
             }
             /* Too long for a uid:gid: kept empty, which no check
@@ -269,8 +274,9 @@ static int parse_run_with(xlreaper_ctx *ctx, uint32_t domid,
             cl->runas_form = XLREAPER__QEMU_FORM_RUN_WITH;
         } else {
             if (cl->chroot) {
-                LOGD(ERROR, domid, "the QEMU command line names a chroot "
-                                   "twice");
+                LOGD(ERROR, domid,
+                     "the QEMU command line names a chroot "
+                     "twice");
                 return XLREAPER_ERROR_INVAL;
             }
             memcpy(cl->chroot_buf, seg + 7, strlen(seg + 7) + 1);
@@ -316,8 +322,9 @@ int xlreaper__qemu_cmdline_parse(xlreaper_ctx *ctx, uint32_t domid,
                 rc = add_keep(ctx, domid, cl, opt, val + 3);
         } else if (runas) {
             if (cl->runas) {
-                LOGD(ERROR, domid, "the QEMU command line names the user "
-                                   "to run as twice");
+                LOGD(ERROR, domid,
+                     "the QEMU command line names the user "
+                     "to run as twice");
                 rc = XLREAPER_ERROR_INVAL;
             }
             cl->runas = val;
@@ -326,8 +333,9 @@ int xlreaper__qemu_cmdline_parse(xlreaper_ctx *ctx, uint32_t domid,
             rc = parse_run_with(ctx, domid, cl, val, seg);
         } else {
             if (cl->chroot) {
-                LOGD(ERROR, domid, "the QEMU command line names a chroot "
-                                   "twice");
+                LOGD(ERROR, domid,
+                     "the QEMU command line names a chroot "
+                     "twice");
                 rc = XLREAPER_ERROR_INVAL;
             }
             cl->chroot = val;
@@ -417,8 +425,8 @@ unsigned xlreaper__qemu_help_features(const char *text, size_t len)
  * for Debian's 7.2) and is only run when the command line lacks the
  * option, which libxl's does not when dm_restrict is on.
  */
-int xlreaper__qemu_probe(xlreaper_ctx *ctx, uint32_t domid,
-                         const char *path, unsigned *features_r)
+int xlreaper__qemu_probe(xlreaper_ctx *ctx, uint32_t domid, const char *path,
+                         unsigned *features_r)
 {
     char *argv[] = { (char *)path, (char *)"-help", NULL };
     xlreaper__report_pipe p = { -1, -1 };
@@ -493,9 +501,10 @@ int xlreaper__qemu_probe(xlreaper_ctx *ctx, uint32_t domid,
     if (rc)
         goto out;
     if (killed || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        LOGD(ERROR, domid, "%s -help %s; cannot tell which options it "
-                           "takes", path,
-             killed ? "did not finish" : "failed");
+        LOGD(ERROR, domid,
+             "%s -help %s; cannot tell which options it "
+             "takes",
+             path, killed ? "did not finish" : "failed");
         rc = XLREAPER_ERROR_INVAL;
         goto out;
     }

@@ -92,8 +92,8 @@ struct xlreaper_spawn_plan {
 /* One spawn of a plan: the descriptors that exist only for it. */
 typedef struct {
     const xlreaper_spawn_plan *plan;
-    int wfd;       /* report pipe (fork mode), or -1 */
-    int cgroup_fd; /* cgroup.procs, or -1 */
+    int wfd;        /* report pipe (fork mode), or -1 */
+    int cgroup_fd;  /* cgroup.procs, or -1 */
     bool uid_check; /* the child checks the uid is empty (uid_check) */
     int preserve[MAX_PRESERVE]; /* sorted, > 2: kept + our own */
     unsigned num_preserve;
@@ -123,46 +123,79 @@ enum {
     STEP_EXECVE,
 };
 
+/* clang-format off: a table reads better one case a line. */
 static const char *step_name(int step)
 {
     switch (step) {
-    case STEP_SIGNALS: return "resetting signals";
-    case STEP_CLOSE_FDS: return "close_range";
-    case STEP_STDIO: return "opening /dev/null as a standard descriptor";
-    case STEP_KEEP_FD: return "keeping descriptor";
-    case STEP_SETGROUPS: return "setgroups";
-    case STEP_SETRESGID: return "setresgid";
-    case STEP_RLIMIT: return "setrlimit";
-    case STEP_UNSHARE_NS: return "unshare(CLONE_NEWNS|CLONE_NEWIPC)";
-    case STEP_UNSHARE_NET: return "unshare(CLONE_NEWNET)";
-    case STEP_CHROOT: return "chroot";
-    case STEP_CHDIR: return "chdir(/) in the chroot";
-    case STEP_CGROUP: return "joining the cgroup";
-    case STEP_SETRESUID: return "setresuid";
-    case STEP_UID_BUSY: return "checking the uid has no other task";
-    case STEP_RLIMIT_RAISE: return "setrlimit(RLIMIT_NPROC) after the check";
-    case STEP_CHECK_IDS: return "checking the ids set";
-    case STEP_CHECK_CAPS: return "checking no capability is left";
-    case STEP_NO_NEW_PRIVS: return "prctl(PR_SET_NO_NEW_PRIVS)";
-    case STEP_DUMPABLE: return "prctl(PR_SET_DUMPABLE)";
-    case STEP_EXECVE: return "execve";
-    default: return "unknown step";
+    case STEP_SIGNALS:
+        return "resetting signals";
+    case STEP_CLOSE_FDS:
+        return "close_range";
+    case STEP_STDIO:
+        return "opening /dev/null as a standard descriptor";
+    case STEP_KEEP_FD:
+        return "keeping descriptor";
+    case STEP_SETGROUPS:
+        return "setgroups";
+    case STEP_SETRESGID:
+        return "setresgid";
+    case STEP_RLIMIT:
+        return "setrlimit";
+    case STEP_UNSHARE_NS:
+        return "unshare(CLONE_NEWNS|CLONE_NEWIPC)";
+    case STEP_UNSHARE_NET:
+        return "unshare(CLONE_NEWNET)";
+    case STEP_CHROOT:
+        return "chroot";
+    case STEP_CHDIR:
+        return "chdir(/) in the chroot";
+    case STEP_CGROUP:
+        return "joining the cgroup";
+    case STEP_SETRESUID:
+        return "setresuid";
+    case STEP_UID_BUSY:
+        return "checking the uid has no other task";
+    case STEP_RLIMIT_RAISE:
+        return "setrlimit(RLIMIT_NPROC) after the check";
+    case STEP_CHECK_IDS:
+        return "checking the ids set";
+    case STEP_CHECK_CAPS:
+        return "checking no capability is left";
+    case STEP_NO_NEW_PRIVS:
+        return "prctl(PR_SET_NO_NEW_PRIVS)";
+    case STEP_DUMPABLE:
+        return "prctl(PR_SET_DUMPABLE)";
+    case STEP_EXECVE:
+        return "execve";
+    default:
+        return "unknown step";
     }
 }
+/* clang-format on */
 
+/* clang-format off: a table reads better one case a line. */
 static const char *rlimit_name(int resource)
 {
     switch (resource) {
-    case RLIMIT_NPROC: return "RLIMIT_NPROC";
-    case RLIMIT_NOFILE: return "RLIMIT_NOFILE";
-    case RLIMIT_FSIZE: return "RLIMIT_FSIZE";
-    case RLIMIT_CORE: return "RLIMIT_CORE";
-    case RLIMIT_MSGQUEUE: return "RLIMIT_MSGQUEUE";
-    case RLIMIT_LOCKS: return "RLIMIT_LOCKS";
-    case RLIMIT_MEMLOCK: return "RLIMIT_MEMLOCK";
-    default: return "RLIMIT_?";
+    case RLIMIT_NPROC:
+        return "RLIMIT_NPROC";
+    case RLIMIT_NOFILE:
+        return "RLIMIT_NOFILE";
+    case RLIMIT_FSIZE:
+        return "RLIMIT_FSIZE";
+    case RLIMIT_CORE:
+        return "RLIMIT_CORE";
+    case RLIMIT_MSGQUEUE:
+        return "RLIMIT_MSGQUEUE";
+    case RLIMIT_LOCKS:
+        return "RLIMIT_LOCKS";
+    case RLIMIT_MEMLOCK:
+        return "RLIMIT_MEMLOCK";
+    default:
+        return "RLIMIT_?";
     }
 }
+/* clang-format on */
 
 /* ---------- the plan ---------- */
 
@@ -250,8 +283,10 @@ static int find_chroot(xlreaper_ctx *ctx, const xlreaper_config *cfg,
         return XLREAPER_ERROR_INVAL;
     }
     if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
-        LOGD(ERROR, domid, "chroot %s is not a directory owned and only "
-                           "writable by root", dir);
+        LOGD(ERROR, domid,
+             "chroot %s is not a directory owned and only "
+             "writable by root",
+             dir);
         free(dir);
         return XLREAPER_ERROR_INVAL;
     }
@@ -263,8 +298,8 @@ static bool same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
 
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 &&
-           sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
 }
 
 /* A -run-with value names dir with its commas doubled, as QemuOpts
@@ -321,8 +356,8 @@ static int extra_add(extra_args *x, const char *opt, char *val)
  * that user's supplementary groups.
  */
 static int plan_runas(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
-                      const xlreaper__qemu_cmdline *cl,
-                      const char *chroot_dir, extra_args *x)
+                      const xlreaper__qemu_cmdline *cl, const char *chroot_dir,
+                      extra_args *x)
 {
     uint32_t domid = plan->domid;
     unsigned features = 0;
@@ -348,8 +383,8 @@ static int plan_runas(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
                  "dm_uid_base and dm_gid_mode; libxl passes the range "
                  "base's gid, i.e. dm_gid_mode = \"range-base\"); refusing "
                  "it",
-                 (unsigned long)u, (unsigned long)g,
-                 (unsigned long)plan->uid, (unsigned long)plan->gid);
+                 (unsigned long)u, (unsigned long)g, (unsigned long)plan->uid,
+                 (unsigned long)plan->gid);
             return XLREAPER_ERROR_INVAL;
         }
     } else {
@@ -370,8 +405,9 @@ static int plan_runas(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
                 val = NULL;
             rc = extra_add(x, "-runas", val);
         } else {
-            LOGD(ERROR, domid, "%s offers neither -runas nor -run-with "
-                               "user=; cannot make it switch uid",
+            LOGD(ERROR, domid,
+                 "%s offers neither -runas nor -run-with "
+                 "user=; cannot make it switch uid",
                  plan->path);
             return XLREAPER_ERROR_INVAL;
         }
@@ -383,8 +419,9 @@ static int plan_runas(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
         return 0;
     if (cl->chroot) {
         if (!same_file(cl->chroot, chroot_dir)) {
-            LOGD(ERROR, domid, "QEMU's command line chroots it to %s, not "
-                               "to this domain's %s; refusing it",
+            LOGD(ERROR, domid,
+                 "QEMU's command line chroots it to %s, not "
+                 "to this domain's %s; refusing it",
                  cl->chroot, chroot_dir);
             return XLREAPER_ERROR_INVAL;
         }
@@ -401,8 +438,9 @@ static int plan_runas(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
                          run_with_escape("chroot=", chroot_dir));
     if (features & XLREAPER__QEMU_HAS_CHROOT)
         return extra_add(x, "-chroot", strdup(chroot_dir));
-    LOGD(ERROR, domid, "%s offers neither -chroot nor -run-with chroot=; "
-                       "cannot make it chroot to %s",
+    LOGD(ERROR, domid,
+         "%s offers neither -chroot nor -run-with chroot=; "
+         "cannot make it chroot to %s",
          plan->path, chroot_dir);
     return XLREAPER_ERROR_INVAL;
 }
@@ -426,14 +464,12 @@ static int plan_copy_argv(xlreaper_spawn_plan *plan, char *const argv[],
     return 0;
 }
 
-static void plan_rlimits(xlreaper_spawn_plan *plan,
-                         const xlreaper_config *cfg)
+static void plan_rlimits(xlreaper_spawn_plan *plan, const xlreaper_config *cfg)
 {
     plan->rl[0].resource = RLIMIT_NPROC;
     plan->rl[0].limit = cfg->nproc_limit;
     plan->num_rl = 1;
-    for (unsigned i = 0; i < cfg->num_rlimits && plan->num_rl < MAX_RL;
-         i++) {
+    for (unsigned i = 0; i < cfg->num_rlimits && plan->num_rl < MAX_RL; i++) {
         plan->rl[plan->num_rl].resource = cfg->rlimits[i].resource;
         plan->rl[plan->num_rl].limit = (rlim_t)cfg->rlimits[i].limit;
         plan->num_rl++;
@@ -476,8 +512,9 @@ int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
      * (uid_t)-1 would leave setresuid's ids unchanged, i.e. root. */
     if (plan->uid == (uid_t)-1 || plan->uid <= cfg->dm_uid_base ||
         plan->gid == (gid_t)-1 || plan->gid == 0) {
-        LOGD(ERROR, domid, "device model ids %lu:%lu are out of range "
-                           "(uid range base %lu)",
+        LOGD(ERROR, domid,
+             "device model ids %lu:%lu are out of range "
+             "(uid range base %lu)",
              (unsigned long)plan->uid, (unsigned long)plan->gid,
              (unsigned long)cfg->dm_uid_base);
         rc = XLREAPER_ERROR_INVAL;
@@ -502,8 +539,10 @@ int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
         goto fail;
     for (unsigned i = 0; i < cl->num_keep; i++) {
         if (fcntl(cl->keep[i], F_GETFD) < 0) {
-            LOGED(ERROR, domid, "the command line names descriptor %d, "
-                                "which is not open", cl->keep[i]);
+            LOGED(ERROR, domid,
+                  "the command line names descriptor %d, "
+                  "which is not open",
+                  cl->keep[i]);
             rc = XLREAPER_ERROR_INVAL;
             goto fail;
         }
@@ -677,7 +716,7 @@ static void apply_plan(const spawn_run *run, int *step_r, int *err_r,
     uid_t r, e, s;
     gid_t gr, ge, gs;
 
-#define FAIL(step, detail)                                                \
+#define FAIL(step, detail)                                                    \
     return fail_step(run, step_r, err_r, detail_r, (step), (long)(detail))
 
     /* A DM must not inherit the toolstack's mask or ignored signals. */
@@ -761,20 +800,20 @@ static void apply_plan(const spawn_run *run, int *step_r, int *err_r,
                 FAIL(STEP_SETRESUID, plan->uid);
             if (setrlimit(RLIMIT_NPROC, &rl) < 0)
                 FAIL(STEP_RLIMIT_RAISE, 0);
-        } else if (xlreaper__sys_setresuid(plan->uid, plan->uid,
-                                           plan->uid) < 0) {
+        } else if (xlreaper__sys_setresuid(plan->uid, plan->uid, plan->uid) <
+                   0) {
             FAIL(STEP_SETRESUID, plan->uid);
         }
-        if (getresuid(&r, &e, &s) < 0 || r != plan->uid ||
-            e != plan->uid || s != plan->uid) {
+        if (getresuid(&r, &e, &s) < 0 || r != plan->uid || e != plan->uid ||
+            s != plan->uid) {
             errno = EPERM;
             FAIL(STEP_CHECK_IDS, 0);
         }
         if (xlreaper__caps_none(true) < 0)
             FAIL(STEP_CHECK_CAPS, 0);
     }
-    if (getresgid(&gr, &ge, &gs) < 0 || gr != plan->gid ||
-        ge != plan->gid || gs != plan->gid) {
+    if (getresgid(&gr, &ge, &gs) < 0 || gr != plan->gid || ge != plan->gid ||
+        gs != plan->gid) {
         errno = EPERM;
         FAIL(STEP_CHECK_IDS, 0);
     }
@@ -972,8 +1011,7 @@ static void log_step(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan,
             LOGEV(ERROR, err, "spawn domid %u: setrlimit", d);
         break;
     case STEP_CHROOT:
-        LOGEV(ERROR, err, "spawn domid %u: chroot(%s)", d,
-              plan->chroot_dir);
+        LOGEV(ERROR, err, "spawn domid %u: chroot(%s)", d, plan->chroot_dir);
         break;
     case STEP_CGROUP:
         LOGEV(ERROR, err, "spawn domid %u: joining cgroup %s/dm-%u", d,

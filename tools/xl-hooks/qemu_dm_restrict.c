@@ -148,8 +148,7 @@ int main(int argc, char **argv)
                               config ? XLREAPER_CONFIG_MUST_EXIST : 0);
     if (rc) {
         say("domid %u: config %s: %s", domid,
-            config ? config : XLREAPER_DEFAULT_CONFIG,
-            xlreaper_strerror(rc));
+            config ? config : XLREAPER_DEFAULT_CONFIG, xlreaper_strerror(rc));
         goto out;
     }
     cfg = xlreaper_config_get(ctx);

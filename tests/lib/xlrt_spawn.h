@@ -1,20 +1,13 @@
 /*
- * xlrt_spawn.h - helpers for the spawn suites (tests/spawn): a logger
- * that keeps what it is told, a ctx in the suite's own uid block, the
- * probe program's report, and /proc readers.  Like xlr_test.h they read
+ * xlrt_spawn.h - helpers for the spawn suites (tests/spawn): a ctx in
+ * the suite's own uid block (logging to xlrt_capture_logger), the probe
+ * program's report, and /proc readers.  Like xlr_test.h they read
  * the kernel directly, never through the library under test.
  */
 #ifndef XLRT_SPAWN_H
 #define XLRT_SPAWN_H
 
 #include "xlr_test.h"
-
-/* A logger that appends every message (all levels) to a buffer, one
- * line each, and echoes them on stderr at $XLR_TEST_LOG's level. */
-xentoollog_logger *xlrt_capture_logger(void);
-/* What it holds (never NULL), and emptying it. */
-const char *xlrt_captured(void);
-void xlrt_capture_reset(void);
 
 /*
  * A ctx with the capture logger, whose config puts the DM uids at base

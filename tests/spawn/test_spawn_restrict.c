@@ -25,6 +25,7 @@
 
 typedef struct {
     char *dir;
+    pid_t bystander; /* stopped by teardown if a check failed first */
 } fixture;
 
 static int setup(void **state)
@@ -41,6 +42,9 @@ static int teardown(void **state)
 {
     fixture *f = *state;
 
+    /* Its parent death signal went with its setresuid: stop it here. */
+    if (f->bystander > 0)
+        xlrt_bystander_stop(f->bystander);
     xlrt_probe_cleanup(); /* what a failed assertion left running */
     xlrt_tmpdir_remove(f->dir);
     free(f);
@@ -613,7 +617,7 @@ static void test_stale_refused(void **state)
 {
     fixture *f = *state;
     xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
-    pid_t stale = xlrt_bystander_start(BASE + 25);
+    pid_t stale = f->bystander = xlrt_bystander_start(BASE + 25);
     xlrt_probe p;
 
     for (int i = 0; xlrt_kernel_count(BASE + 25) < 1; i++) {
@@ -626,6 +630,7 @@ static void test_stale_refused(void **state)
                                             "has tasks"));
     assert_true(xlrt_alive(stale)); /* refused, not reaped */
     xlrt_bystander_stop(stale);
+    f->bystander = 0;
     xlreaper_ctx_free(ctx);
 }
 

@@ -25,6 +25,7 @@
 
 typedef struct {
     char *dir;
+    pid_t bystander; /* stopped by teardown if a check failed first */
     char *conf;
     char *fake;
     char *wrapper;
@@ -68,6 +69,9 @@ static int teardown(void **state)
 {
     fixture *f = *state;
 
+    /* Its parent death signal went with its setresuid: stop it here. */
+    if (f->bystander > 0)
+        xlrt_bystander_stop(f->bystander);
     xlrt_tmpdir_remove(f->dir);
     free(f->conf);
     free(f->fake);
@@ -492,7 +496,7 @@ static void test_busy_uid_refused(void **state)
     fixture *f = *state;
     char *const args[] = { "-xen-domid", "72", "-runas", "4200072:4200072",
                            NULL };
-    pid_t stale = xlrt_bystander_start(BASE + 72);
+    pid_t stale = f->bystander = xlrt_bystander_start(BASE + 72);
     run_result r;
 
     for (int i = 0; xlrt_kernel_count(BASE + 72) < 1; i++) {
@@ -504,6 +508,7 @@ static void test_busy_uid_refused(void **state)
     assert_true(xlrt_alive(stale));
     run_result_dispose(&r);
     xlrt_bystander_stop(stale);
+    f->bystander = 0;
 }
 
 int main(void)

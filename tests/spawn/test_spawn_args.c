@@ -83,7 +83,7 @@ static void test_keep_fds_table(void **state)
           "3,50" },
         { { "-chardev", "socket,fd=0" }, "" },
         { { "-chardev", "socket,fd=2" }, "" },
-        { { "-chardev", "socket,fd=007" }, "7" },
+        { { "-chardev", "socket,fd=0" }, "" },
         /* not descriptors, or not ours to read */
         { { "-name", "guest,fd=99" }, "" },
         { { "-append", "fd=98", "-name", "fd:97" }, "" },
@@ -97,6 +97,9 @@ static void test_keep_fds_table(void **state)
         { { NULL }, "" },
         /* malformed: refused */
         { { "-chardev", "socket,fd=abc" }, NULL },
+        { { "-add-fd", "fd=010,set=1" }, NULL }, /* 8 to QEMU (base 0) */
+        { { "-chardev", "socket,fd=007" }, NULL },
+        { { "-chardev", "socket,fd=0x3" }, NULL },
         { { "-chardev", "socket,fd=" }, NULL },
         { { "-chardev", "socket,fd=-1" }, NULL },
         { { "-chardev", "socket,fd=+3" }, NULL },
@@ -252,10 +255,14 @@ static void test_parse_ids_table(void **state)
         gid_t gid;
     } cases[] = {
         { "1:2", 0, 1, 2 },
-        { "0:0", 0, 0, 0 },
         { "131077:131072", 0, 131077, 131072 },
         { "4294967294:4294967294", 0, 4294967294u, 4294967294u },
-        { "01:02", 0, 1, 2 },
+        /* QEMU reads these base 0: 010 is 8, 0x10 is 16 */
+        { "01:02", -1 },
+        { "010:8", -1 },
+        { "8:010", -1 },
+        { "04200061:4200061", -1 },
+        { "0:0", 0, 0, 0 },
         { "4294967295:1", -1 }, /* (uid_t)-1: "unchanged" */
         { "1:4294967295", -1 },
         { "4294967296:1", -1 },

@@ -368,6 +368,9 @@ static void test_runas_mismatch_refused(void **state)
           "runs it as \"xen-qemuuser-range-base\", not as uid:gid" },
         { { "-xen-domid", "64", "-runas", "4200064" }, "not as uid:gid" },
         { { "-xen-domid", "64", "-runas", "4200064:" }, "not as uid:gid" },
+        /* 04200064 is octal to QEMU: another uid */
+        { { "-xen-domid", "64", "-runas", "04200064:4200064" },
+          "not as uid:gid" },
         { { "-xen-domid", "64", "-runas", "4200064:4200064", "-runas",
             "4200064:4200064" },
           "names the user to run as twice" },

@@ -90,12 +90,16 @@ static bool next_segment(const char **p, char *buf, bool *long_r)
     return true;
 }
 
-/* A descriptor number: decimal digits only, at most INT_MAX. */
+/*
+ * A descriptor number: decimal digits only, at most INT_MAX, no leading
+ * 0.  QEMU reads -add-fd's fd= as a QemuOpts number, base 0 ("010" is 8
+ * to it): we would keep 10 for a QEMU that uses 8.
+ */
 static int parse_fd(const char *s, int *fd_r)
 {
     long v = 0;
 
-    if (!*s)
+    if (!*s || (s[0] == '0' && s[1]))
         return -1;
     for (; *s; s++) {
         if (*s < '0' || *s > '9')
@@ -350,13 +354,17 @@ out:
     return rc;
 }
 
-/* An id as QEMU 7.2's -runas reads one; (uid_t)-1 means "unchanged" to
- * setresuid and is no id. */
+/*
+ * An id of a -runas uid:gid.  QEMU reads each with strtoul base 0, so
+ * "010" is 8 to it and "0x10" 16: a leading 0 is refused, or a line we
+ * read as this domain's uid could make QEMU take another.  (uid_t)-1
+ * means "unchanged" to setresuid and is no id.
+ */
 static int parse_id(const char *s, size_t len, uint32_t *id_r)
 {
     uint64_t v = 0;
 
-    if (!len || len > 10)
+    if (!len || len > 10 || (s[0] == '0' && len > 1))
         return -1;
     for (size_t i = 0; i < len; i++) {
         if (s[i] < '0' || s[i] > '9')

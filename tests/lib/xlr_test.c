@@ -214,6 +214,9 @@ void xlrt_nursery_stop(pid_t nursery)
 {
     int status;
 
+    /* kill(0) or kill(-1) would signal the whole group, or everything. */
+    if (nursery <= 0)
+        return;
     kill(nursery, SIGTERM);
     while (waitpid(nursery, &status, 0) < 0 && errno == EINTR)
         ;
@@ -262,6 +265,8 @@ void xlrt_bystander_stop(pid_t pid)
 {
     int status;
 
+    if (pid <= 0)
+        return;
     /* Our own unreaped child: the pid cannot have been reused. */
     kill(pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR)

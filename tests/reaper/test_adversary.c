@@ -75,13 +75,13 @@ static int round_teardown(void **state)
     xlreaper_reap_result res;
 
     (void)state;
-    if (live.nursery)
-        xlrt_nursery_stop(live.nursery);
+    /* Reap while the nursery still reaps the racer's orphans. */
     if (live.domid) {
         xlreaper_reap_result_init(&res);
         xlreaper_reap(S.ctx, NULL, live.domid, &res);
         xlreaper_reap_result_dispose(&res);
     }
+    xlrt_nursery_stop(live.nursery);
     if (live.neighbour)
         xlrt_bystander_stop(live.neighbour);
     if (live.unrelated)

@@ -204,8 +204,17 @@ static int cmp_pid(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Distinct tids in seen that are not in old_zombies. */
-static unsigned count_killed(tid_set *seen, const xlreaper_task_list *old)
+/* A zombie of before: dead already, so not killed by us. */
+static bool was_zombie(const xlreaper_task_list *before, pid_t tid)
+{
+    for (unsigned i = 0; i < before->num; i++)
+        if (before->tasks[i].tid == tid)
+            return is_zombie(&before->tasks[i]);
+    return false;
+}
+
+/* Distinct tids in seen that were not zombies before the kill. */
+static unsigned count_killed(tid_set *seen, const xlreaper_task_list *before)
 {
     unsigned n = 0;
 
@@ -215,7 +224,7 @@ static unsigned count_killed(tid_set *seen, const xlreaper_task_list *old)
     for (size_t i = 0; i < seen->num; i++) {
         if (i && seen->tids[i] == seen->tids[i - 1])
             continue;
-        if (!tid_in(old, seen->tids[i]))
+        if (!was_zombie(before, seen->tids[i]))
             n++;
     }
     return n;

@@ -19,6 +19,10 @@ const xlr_command xlr_commands[] = {
     { "status", "DOMID", "show the tasks of DOMID's DM uid (read-only)",
       xlr_cmd_status },
     { "check", "", "validate the config and the uid range", xlr_cmd_check },
+    { "audit",
+      "[--tap | --json] [--fix] [--probe-all] [--xenstore-timeout MS]",
+      "check every DM is jailed and every dead domain's uid is empty",
+      xlr_cmd_audit },
     { NULL, NULL, NULL, NULL },
 };
 
@@ -39,7 +43,9 @@ static void usage(FILE *f)
     for (const xlr_command *c = xlr_commands; c->name; c++)
         fprintf(f, "  %s %s\n      %s\n", c->name, c->args, c->summary);
     fprintf(f, "\nexit: 0 ok, 1 bad input or config, 2 lock timeout, "
-               "3 tasks remain, 4 system error\n");
+               "3 tasks remain, 4 system error\n"
+               "audit exits 0 all passed, 1 a violation, 2 could not "
+               "check\n");
 }
 
 static const xlr_command *find_command(const char *name)
@@ -111,7 +117,10 @@ int main(int argc, char **argv)
     }
     rc = xlreaper_config_load(cli.ctx, cli.config_path, flags);
     if (rc) {
-        ret = xlr_exit_code(rc);
+        /* For audit a config that does not load means "could not
+         * check", not its exit 1, "a violation". */
+        ret = cmd->fn == xlr_cmd_audit ? XLR_AUDIT_EXIT_UNKNOWN
+                                       : xlr_exit_code(rc);
         goto out;
     }
     /* Each command parses its own options, its name as argv[0]; 0 makes

@@ -347,4 +347,101 @@ int xlreaper_spawn_exec(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
 int xlreaper_spawn(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
                    unsigned flags, pid_t *pid_r, int *pidfd_r);
 
+/* ---------- audit ---------- */
+
+/*
+ * xlreaper_audit checks, changing nothing, that every running DM is
+ * jailed and that no dead domain's uid runs anything:
+ *
+ *     xlreaper_audit_opts opts;
+ *     xlreaper_audit_result res;
+ *     xlreaper_audit_opts_init(&opts);
+ *     xlreaper_audit_result_init(&res);
+ *     rc = xlreaper_audit(ctx, &opts, &res);
+ *     if (!rc) verdict = xlreaper_audit_verdict(&res);  PASS, FAIL, UNKNOWN
+ *     xlreaper_audit_result_dispose(&res);
+ *
+ * Each check is one line of the result: what was checked (name), of
+ * which domain, uid and process, and the verdict with its reason.  The
+ * checks and what can and cannot be seen from outside a DM are written
+ * out in xlreaper_audit.c and docs/osstest.md.
+ */
+typedef enum {
+    XLREAPER_AUDIT_PASS = 0,
+    XLREAPER_AUDIT_SKIP,    /* does not apply here, or an optional
+                             * source (xenstore) is absent: no
+                             * violation, said in the reason */
+    XLREAPER_AUDIT_UNKNOWN, /* could not check: the reason says what */
+    XLREAPER_AUDIT_FAIL,    /* a violation */
+} xlreaper_audit_status;
+
+#define XLREAPER_AUDIT_NO_DOMID UINT32_MAX
+#define XLREAPER_AUDIT_NO_UID ((uid_t)-1)
+
+typedef struct {
+    const char *name;       /* static, e.g. "ids", "leftover" */
+    uint32_t domid;         /* or XLREAPER_AUDIT_NO_DOMID */
+    uid_t uid;              /* or XLREAPER_AUDIT_NO_UID */
+    pid_t pid;              /* or 0 */
+    xlreaper_audit_status status;
+    bool fixed;             /* --fix reaped this uid (status says how
+                             * that ended) */
+    char *reason;           /* malloc'd, printable ASCII; never NULL */
+} xlreaper_audit_check;
+
+typedef struct {
+    xlreaper_audit_check *checks;
+    unsigned num, cap;
+    const char *live_source;     /* "libxenlight", "xenstore", "hook",
+                                  * or NULL: live domains unknown */
+    uint32_t *live;              /* live domids (not dom0), sorted */
+    unsigned num_live;
+    bool xenstore_reachable;
+    unsigned passes;             /* /proc passes made */
+    bool quiet;                  /* a pass saw no task created */
+    unsigned probes;             /* kernel-count probes run */
+    unsigned dms;                /* DM processes checked */
+    uint64_t duration_us;
+} xlreaper_audit_result;
+
+#define XLREAPER_AUDIT_FIX 1u       /* reap leftover uids, and say so */
+#define XLREAPER_AUDIT_PROBE_ALL 2u /* kernel-count every dead uid, even
+                                     * after a quiet /proc pass */
+
+typedef struct {
+    unsigned flags;              /* XLREAPER_AUDIT_* */
+    unsigned xenstore_timeout_ms; /* default 2000 */
+} xlreaper_audit_opts;
+
+void xlreaper_audit_opts_init(xlreaper_audit_opts *opts);
+void xlreaper_audit_result_init(xlreaper_audit_result *res);
+void xlreaper_audit_result_dispose(xlreaper_audit_result *res);
+
+/*
+ * Runs every check into res (which must be freshly initialised).
+ * Returns 0 when the audit ran, whatever it found (see the verdict),
+ * or _NOMEM, _PERM (needs root) or _FAIL (/proc unreadable); res then
+ * holds what was checked so far.  Only XLREAPER_AUDIT_FIX changes
+ * anything, through xlreaper_reap.
+ */
+int xlreaper_audit(xlreaper_ctx *ctx, const xlreaper_audit_opts *opts,
+                   xlreaper_audit_result *res);
+
+/* The worst status in res: FAIL over UNKNOWN over PASS (SKIP counts as
+ * PASS).  An empty result is UNKNOWN. */
+xlreaper_audit_status xlreaper_audit_verdict(const xlreaper_audit_result *res);
+
+/* "pass", "skip", "unknown" or "fail". */
+const char *xlreaper_audit_status_name(xlreaper_audit_status s);
+
+/*
+ * The result as one JSON object (yajl): event "audit", verdict,
+ * live_source, live, xenstore_reachable, passes, quiet, probes, dms,
+ * duration_us, checks [{check, domid, uid, pid, status, fixed,
+ * reason}], with null for an absent domid, uid or pid.  *json_r is
+ * malloc'd, caller frees.  0 or _NOMEM.
+ */
+int xlreaper_audit_result_json(const xlreaper_audit_result *res,
+                               char **json_r);
+
 #endif /* XLREAPER_H */

@@ -1,0 +1,255 @@
+/*
+ * xlreaper_audit_internal.h - the audit's private pieces: its parsers
+ * of /proc text (pure, for table-driven tests), its sources of live
+ * domains and DM pids, the Xen device table, and the hooks through
+ * which tests stand in for Xen.  Nothing here is public.
+ */
+#ifndef XLREAPER_AUDIT_INTERNAL_H
+#define XLREAPER_AUDIT_INTERNAL_H
+
+#include <limits.h>
+#include <stdarg.h>
+#include <sys/stat.h>
+
+#include "xlreaper_internal.h"
+
+/* ---------- hooks: how tests stand in for Xen ---------- */
+
+/*
+ * Every field may be NULL or 0, meaning "the real thing".  Only tests
+ * set them (there is no config key for any of this): a test host has
+ * no hypervisor, no xenstore and no /dev/xen.  A test-only xenstored
+ * (tests/progs/fake_xenstored.c, another branch) can later replace
+ * dm_pid; live_domids stays, since libxl_list_domain needs Xen.
+ */
+typedef struct {
+    /* Live domids, instead of libxenlight or xenstore: 0 and a
+     * malloc'd array, or a negative code (logged) for "no source". */
+    int (*live_domids)(void *opaque, uint32_t **domids_r, unsigned *num_r);
+    /* xenstore's image/device-model-pid of domid, instead of xenstore:
+     * 1 and *pid_r, 0 when absent, negative when unreachable. */
+    int (*dm_pid)(void *opaque, uint32_t domid, long *pid_r);
+    /* The host's count of tasks ever created, instead of /proc/stat. */
+    int (*forks)(void *opaque, uint64_t *forks_r);
+    void *opaque;
+    const char *xen_dev_dir;  /* instead of /dev/xen */
+    const char *xenfs_dir;    /* instead of /proc/xen */
+    const char *chroot_base;  /* instead of the config's chroot_base */
+    uint32_t sweep_max_domid; /* probe domids 1..this only (0: all) */
+    unsigned max_passes;      /* /proc passes before giving up on a
+                               * quiet one (0: the default) */
+} xlreaper__audit_hooks;
+
+_hidden int xlreaper__audit_run(xlreaper_ctx *ctx,
+                                const xlreaper_audit_opts *opts,
+                                const xlreaper__audit_hooks *hooks,
+                                xlreaper_audit_result *res);
+
+/* ---------- the result ---------- */
+
+/* Appends a check; the reason is made printable ASCII (it quotes what
+ * DMs chose: names, paths, arguments).  0 or _NOMEM. */
+_hidden int xlreaper__audit_add(xlreaper_audit_result *res, const char *name,
+                                uint32_t domid, uid_t uid, pid_t pid,
+                                xlreaper_audit_status status, const char *fmt,
+                                ...) __attribute__((format(printf, 7, 8)));
+
+/* A growing string for reasons; on ENOMEM it stays NULL. */
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    bool oom;
+} xlreaper__sb;
+
+_hidden void xlreaper__sb_printf(xlreaper__sb *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+_hidden void xlreaper__sb_dispose(xlreaper__sb *sb);
+
+/* ---------- one task, as the audit reads it ---------- */
+
+#define XLREAPER__AUDIT_GROUPS_KEPT 8
+
+typedef struct {
+    xlreaper_task t; /* tid, tgid, ppid, state, uids, comm */
+    gid_t rgid, egid, sgid, fsgid;
+    unsigned ngroups; /* supplementary groups, all counted */
+    gid_t groups[XLREAPER__AUDIT_GROUPS_KEPT]; /* the first ones */
+    int nnp; /* NoNewPrivs: 0, 1, or -1 if absent */
+    bool caps_known;
+    uint64_t cap_prm, cap_eff, cap_amb;
+    unsigned threads;
+} xlreaper__audit_task;
+
+typedef struct {
+    xlreaper__audit_task *tasks;
+    unsigned num, cap;
+} xlreaper__audit_tasks;
+
+_hidden void xlreaper__audit_tasks_dispose(xlreaper__audit_tasks *l);
+
+/* Parses /proc/<pid>[/task/<tid>]/status.  0, or _INVAL when a field
+ * the audit needs is missing or malformed. */
+_hidden int xlreaper__audit_parse_status(const char *text, size_t len,
+                                         xlreaper__audit_task *at);
+
+/* ---------- the /proc pass ---------- */
+
+/* Which uids a pass keeps tasks of: the range base .. base + max_domid,
+ * the pet, and the shared user's uid if there is one. */
+typedef struct {
+    uid_t base;
+    uid_t pet;
+    uid_t shared; /* XLREAPER_AUDIT_NO_UID if none */
+} xlreaper__audit_watch;
+
+_hidden bool xlreaper__audit_watched(const xlreaper__audit_watch *w,
+                                     uid_t uid);
+
+/*
+ * One pass over /proc: every task (thread) any of whose four uids is
+ * watched, appended to out.  0, _NOMEM or _FAIL.
+ */
+_hidden int xlreaper__audit_pass(xlreaper_ctx *ctx,
+                                 const xlreaper__audit_watch *w,
+                                 xlreaper__audit_tasks *out);
+
+/* "processes N" of /proc/stat: 1 and *forks_r for that line, else 0. */
+_hidden int xlreaper__audit_parse_forks_line(const char *line,
+                                             uint64_t *forks_r);
+/* Reads it.  0 or _FAIL. */
+_hidden int xlreaper__audit_read_forks(xlreaper_ctx *ctx, uint64_t *forks_r);
+
+/* True when the caller is in the initial pid namespace, whose /proc
+ * shows every task of the host. */
+_hidden bool xlreaper__audit_init_pidns(void);
+
+/* ---------- what a process shows of itself ---------- */
+
+#define XLREAPER__RLIM_INF UINT64_MAX
+
+/* The soft and hard values of resource in /proc/<pid>/limits text.
+ * 0, or _INVAL (unknown resource, line missing or malformed). */
+_hidden int xlreaper__audit_parse_limit(const char *text, size_t len,
+                                        int resource, uint64_t *soft_r,
+                                        uint64_t *hard_r);
+/* "NPROC", "CORE", ... or "?" */
+_hidden const char *xlreaper__audit_rlimit_name(int resource);
+
+/* What a DM's command line says.  Pointers are into the parsed text. */
+typedef struct {
+    unsigned ndomid;     /* -xen-domid options seen */
+    bool domid_bad;      /* one had no value or not a domid */
+    bool domid_conflict; /* they disagree */
+    uint32_t domid;      /* the last one (QEMU's choice) */
+    bool restrict_opt;   /* -xen-domid-restrict */
+    const char *chroot;  /* -chroot DIR or -run-with chroot=DIR */
+    size_t chroot_len;
+} xlreaper__audit_cmdline;
+
+/* Parses NUL-separated argv text (len bytes, need not end in NUL).
+ * Always succeeds; what it could not read is flagged in out. */
+_hidden void xlreaper__audit_parse_cmdline(const char *text, size_t len,
+                                           xlreaper__audit_cmdline *out);
+
+/* Reads /proc/<pid>/<name> into a malloc'd, NUL-terminated buffer of
+ * at most max bytes.  Bytes read, or -1 with errno. */
+_hidden ssize_t xlreaper__audit_read_proc(pid_t pid, const char *name,
+                                          size_t max, char **buf_r);
+
+/* ---------- Xen devices ---------- */
+
+typedef enum {
+    XLREAPER__XENDEV_PRIVCMD = 0,
+    XLREAPER__XENDEV_EVTCHN,
+    XLREAPER__XENDEV_XENBUS,
+    XLREAPER__XENDEV_XENBUS_BACKEND,
+    XLREAPER__XENDEV_GNTDEV,
+    XLREAPER__XENDEV_GNTALLOC,
+    XLREAPER__XENDEV_HYPERCALL,
+} xlreaper__xendev_kind;
+
+typedef struct {
+    xlreaper__xendev_kind kind;
+    char path[PATH_MAX];
+    bool chr; /* a character device: matched by st_rdev */
+    dev_t rdev;
+    dev_t dev; /* otherwise (xenfs files): by st_dev and st_ino */
+    ino_t ino;
+} xlreaper__xendev_node;
+
+#define XLREAPER__XENDEV_MAX 16
+
+typedef struct {
+    xlreaper__xendev_node nodes[XLREAPER__XENDEV_MAX];
+    unsigned num;
+} xlreaper__xendevs;
+
+_hidden const char *xlreaper__xendev_name(xlreaper__xendev_kind k);
+
+/* Stats every Xen node under dev_dir (/dev/xen) and xenfs_dir
+ * (/proc/xen) that exists; absent ones are left out. */
+_hidden void xlreaper__xendevs_load(const char *dev_dir, const char *xenfs_dir,
+                                    xlreaper__xendevs *d);
+/* The node an open file is, or NULL. */
+_hidden const xlreaper__xendev_node *
+xlreaper__xendevs_match(const xlreaper__xendevs *d, const struct stat *st);
+
+/*
+ * The verdict on an open Xen descriptor of a DM of domid, from what the
+ * restriction probes said (xlreaper_audit_xen.c explains them):
+ * probe_err is the errno of the first ioctl, confirm_err that of
+ * privcmd's IOCTL_PRIVCMD_RESTRICT(domid) or -1 when not tried.  Writes
+ * the reason into why.
+ */
+_hidden xlreaper_audit_status xlreaper__xenfd_verdict(
+    xlreaper__xendev_kind kind, int probe_err, int confirm_err, uint32_t domid,
+    char *why, size_t whylen);
+
+/*
+ * Takes a copy of pid's descriptor fd (pidfd_getfd), checks it is still
+ * node, and runs the restriction probes on it.  Fills *probe_err_r and
+ * *confirm_err_r for xlreaper__xenfd_verdict.  0, or a positive errno
+ * when no copy could be had (then the verdict is "could not check").
+ */
+_hidden int xlreaper__xenfd_probe(pid_t pid, int fd,
+                                  const xlreaper__xendev_node *node,
+                                  uint32_t domid, int *probe_err_r,
+                                  int *confirm_err_r);
+
+/* ---------- live domains and xenstore ---------- */
+
+typedef struct {
+    const char *source; /* "libxenlight", "xenstore", "hook" or NULL */
+    uint32_t *domids;   /* malloc'd, sorted, no dom0 */
+    unsigned num;
+    char why[512]; /* when source is NULL: what was tried */
+} xlreaper__audit_live;
+
+/* Fills live from hooks, else libxenlight when a hypervisor interface
+ * exists, else xenstore (with timeout_ms).  0 (source may be NULL) or
+ * _NOMEM. */
+_hidden int xlreaper__audit_live_domains(xlreaper_ctx *ctx,
+                                         const xlreaper__audit_hooks *h,
+                                         unsigned timeout_ms,
+                                         xlreaper__audit_live *live);
+
+typedef struct {
+    bool reachable;
+    char why[256]; /* when not */
+    long *pids;    /* per domid asked: pid, 0 absent, -1 bad */
+} xlreaper__audit_dmpids;
+
+/* Reads image/device-model-pid of each domid, in a thread given
+ * timeout_ms to answer.  0 or _NOMEM. */
+_hidden int xlreaper__audit_dm_pids(xlreaper_ctx *ctx,
+                                    const xlreaper__audit_hooks *h,
+                                    unsigned timeout_ms,
+                                    const uint32_t *domids, unsigned num,
+                                    xlreaper__audit_dmpids *out);
+
+/* Strict decimal (no sign, no space, no leading zero) up to max.
+ * 0 or -1. */
+_hidden int xlreaper__audit_parse_ulong(const char *s, size_t len,
+                                        unsigned long max, unsigned long *v_r);
+
+#endif /* XLREAPER_AUDIT_INTERNAL_H */

@@ -1,0 +1,526 @@
+/*
+ * xlreaper_audit_proc.c - what the audit reads in /proc: one pass over
+ * every task, bucketed later by uid; the host's fork counter that tells
+ * whether a pass can have missed anything; and what a DM shows of
+ * itself (status, cmdline, limits).  Everything here is written by, or
+ * about, processes we do not trust: sizes are bounded and every field
+ * is validated.
+ */
+#include <ctype.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "xlreaper_audit_internal.h"
+
+/* The inode of the initial pid namespace (PROC_PID_INIT_INO): fixed in
+ * Linux since namespaces got inodes (3.8). */
+#define PROC_PID_INIT_INO 0xEFFFFFFCu
+
+#define STATUS_MAX 8192
+
+void xlreaper__audit_tasks_dispose(xlreaper__audit_tasks *l)
+{
+    free(l->tasks);
+    l->tasks = NULL;
+    l->num = l->cap = 0;
+}
+
+static int tasks_add(xlreaper__audit_tasks *l, const xlreaper__audit_task *t)
+{
+    if (l->num == l->cap) {
+        unsigned ncap = l->cap ? l->cap * 2 : 32;
+        xlreaper__audit_task *n = realloc(l->tasks, ncap * sizeof(*n));
+        if (!n)
+            return XLREAPER_ERROR_NOMEM;
+        l->tasks = n;
+        l->cap = ncap;
+    }
+    l->tasks[l->num++] = *t;
+    return 0;
+}
+
+/* ---------- parsers ---------- */
+
+int xlreaper__audit_parse_ulong(const char *s, size_t len, unsigned long max,
+                                unsigned long *v_r)
+{
+    unsigned long v = 0;
+
+    if (!len || len > 20 || (s[0] == '0' && len > 1))
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        unsigned d;
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        d = (unsigned)(s[i] - '0');
+        if (v > (max - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *v_r = v;
+    return 0;
+}
+
+/* The value after "Key:" on its own line, and its end (the newline). */
+static const char *field(const char *text, const char *end, const char *key,
+                         const char **eol_r)
+{
+    size_t klen = strlen(key);
+
+    for (const char *p = text; p < end;) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl)
+            nl = end;
+        if ((size_t)(nl - p) > klen && !memcmp(p, key, klen) &&
+            p[klen] == ':') {
+            p += klen + 1;
+            while (p < nl && (*p == '\t' || *p == ' '))
+                p++;
+            *eol_r = nl;
+            return p;
+        }
+        p = nl + 1;
+    }
+    return NULL;
+}
+
+/* n unsigned numbers (base 10 or 16) separated by blanks, up to eol. */
+static int numbers(const char *p, const char *eol, int base,
+                   unsigned long long *out, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        const char *s;
+        unsigned long long v = 0;
+
+        while (p < eol && (*p == ' ' || *p == '\t'))
+            p++;
+        s = p;
+        while (p < eol && isxdigit((unsigned char)*p) &&
+               (base == 16 || isdigit((unsigned char)*p))) {
+            unsigned d =
+                isdigit((unsigned char)*p)
+                    ? (unsigned)(*p - '0')
+                    : (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
+            if (v > (UINT64_MAX - d) / (unsigned)base)
+                return -1;
+            v = v * (unsigned)base + d;
+            p++;
+        }
+        if (p == s)
+            return -1;
+        out[i] = v;
+    }
+    return 0;
+}
+
+int xlreaper__audit_parse_status(const char *text, size_t len,
+                                 xlreaper__audit_task *at)
+{
+    const char *end = text + len, *p, *eol;
+    unsigned long long v[4];
+    unsigned threads;
+    int rc;
+
+    memset(at, 0, sizeof(*at));
+    rc = xlreaper__parse_status(text, len, &at->t, &threads);
+    if (rc)
+        return rc;
+    at->threads = threads;
+
+    if (!(p = field(text, end, "Gid", &eol)) || numbers(p, eol, 10, v, 4))
+        return XLREAPER_ERROR_INVAL;
+    at->rgid = (gid_t)v[0];
+    at->egid = (gid_t)v[1];
+    at->sgid = (gid_t)v[2];
+    at->fsgid = (gid_t)v[3];
+
+    /* "Groups:\t27 100 \n", or nothing after the tab. */
+    if (!(p = field(text, end, "Groups", &eol)))
+        return XLREAPER_ERROR_INVAL;
+    for (;;) {
+        while (p < eol && *p == ' ')
+            p++;
+        if (p >= eol)
+            break;
+        if (numbers(p, eol, 10, v, 1))
+            return XLREAPER_ERROR_INVAL;
+        if (at->ngroups < XLREAPER__AUDIT_GROUPS_KEPT)
+            at->groups[at->ngroups] = (gid_t)v[0];
+        at->ngroups++;
+        while (p < eol && isdigit((unsigned char)*p))
+            p++;
+    }
+
+    at->nnp = -1;
+    if ((p = field(text, end, "NoNewPrivs", &eol)) &&
+        !numbers(p, eol, 10, v, 1) && v[0] <= 1)
+        at->nnp = (int)v[0];
+
+    at->caps_known = false;
+    if ((p = field(text, end, "CapPrm", &eol)) && !numbers(p, eol, 16, v, 1)) {
+        at->cap_prm = v[0];
+        if ((p = field(text, end, "CapEff", &eol)) &&
+            !numbers(p, eol, 16, v, 1)) {
+            at->cap_eff = v[0];
+            /* CapAmb is newer (4.3); absent means none. */
+            at->cap_amb = 0;
+            if ((p = field(text, end, "CapAmb", &eol)) &&
+                !numbers(p, eol, 16, v, 1))
+                at->cap_amb = v[0];
+            at->caps_known = true;
+        }
+    }
+    return 0;
+}
+
+int xlreaper__audit_parse_forks_line(const char *line, uint64_t *forks_r)
+{
+    unsigned long long v;
+    const char *eol;
+
+    if (strncmp(line, "processes ", 10))
+        return 0;
+    eol = line + strlen(line);
+    if (eol > line && eol[-1] == '\n')
+        eol--;
+    if (numbers(line + 10, eol, 10, &v, 1))
+        return 0;
+    *forks_r = v;
+    return 1;
+}
+
+int xlreaper__audit_read_forks(xlreaper_ctx *ctx, uint64_t *forks_r)
+{
+    FILE *f = fopen("/proc/stat", "re");
+    char *line = NULL;
+    size_t cap = 0;
+    int found = 0;
+
+    if (!f) {
+        LOGE(ERROR, "open /proc/stat");
+        return XLREAPER_ERROR_FAIL;
+    }
+    while (!found && getline(&line, &cap, f) > 0)
+        found = xlreaper__audit_parse_forks_line(line, forks_r);
+    free(line);
+    fclose(f);
+    if (!found) {
+        LOG(ERROR, "/proc/stat has no \"processes\" line");
+        return XLREAPER_ERROR_FAIL;
+    }
+    return 0;
+}
+
+bool xlreaper__audit_init_pidns(void)
+{
+    struct stat st;
+
+    return stat("/proc/self/ns/pid", &st) == 0 &&
+           st.st_ino == PROC_PID_INIT_INO;
+}
+
+/* ---------- limits ---------- */
+
+/* /proc/<pid>/limits names its rows; the kernel's lnames[] order is the
+ * RLIMIT_* order, but we match by name, not by position. */
+static const struct {
+    int resource;
+    const char *row;
+    const char *name;
+} limit_rows[] = {
+    { RLIMIT_CPU, "Max cpu time", "CPU" },
+    { RLIMIT_FSIZE, "Max file size", "FSIZE" },
+    { RLIMIT_DATA, "Max data size", "DATA" },
+    { RLIMIT_STACK, "Max stack size", "STACK" },
+    { RLIMIT_CORE, "Max core file size", "CORE" },
+    { RLIMIT_RSS, "Max resident set", "RSS" },
+    { RLIMIT_NPROC, "Max processes", "NPROC" },
+    { RLIMIT_NOFILE, "Max open files", "NOFILE" },
+    { RLIMIT_MEMLOCK, "Max locked memory", "MEMLOCK" },
+    { RLIMIT_AS, "Max address space", "AS" },
+    { RLIMIT_LOCKS, "Max file locks", "LOCKS" },
+    { RLIMIT_SIGPENDING, "Max pending signals", "SIGPENDING" },
+    { RLIMIT_MSGQUEUE, "Max msgqueue size", "MSGQUEUE" },
+    { RLIMIT_NICE, "Max nice priority", "NICE" },
+    { RLIMIT_RTPRIO, "Max realtime priority", "RTPRIO" },
+    { RLIMIT_RTTIME, "Max realtime timeout", "RTTIME" },
+};
+
+#define NUM_LIMIT_ROWS (sizeof(limit_rows) / sizeof(limit_rows[0]))
+
+const char *xlreaper__audit_rlimit_name(int resource)
+{
+    for (size_t i = 0; i < NUM_LIMIT_ROWS; i++)
+        if (limit_rows[i].resource == resource)
+            return limit_rows[i].name;
+    return "?";
+}
+
+/* One value: "unlimited" or a number, then blanks. */
+static const char *limit_value(const char *p, const char *eol, uint64_t *v)
+{
+    unsigned long long n;
+    const char *s;
+
+    while (p < eol && *p == ' ')
+        p++;
+    if ((size_t)(eol - p) >= 9 && !memcmp(p, "unlimited", 9)) {
+        *v = XLREAPER__RLIM_INF;
+        p += 9;
+    } else {
+        s = p;
+        while (p < eol && isdigit((unsigned char)*p))
+            p++;
+        if (p == s || numbers(s, p, 10, &n, 1))
+            return NULL;
+        *v = n;
+    }
+    if (p < eol && *p != ' ')
+        return NULL;
+    return p;
+}
+
+int xlreaper__audit_parse_limit(const char *text, size_t len, int resource,
+                                uint64_t *soft_r, uint64_t *hard_r)
+{
+    const char *end = text + len, *row = NULL;
+    size_t rlen;
+
+    for (size_t i = 0; i < NUM_LIMIT_ROWS; i++)
+        if (limit_rows[i].resource == resource)
+            row = limit_rows[i].row;
+    if (!row)
+        return XLREAPER_ERROR_INVAL;
+    rlen = strlen(row);
+
+    for (const char *p = text; p < end;) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        if (!eol)
+            eol = end;
+        /* The name is padded with spaces: "Max processes   64 ...". */
+        if ((size_t)(eol - p) > rlen && !memcmp(p, row, rlen) &&
+            p[rlen] == ' ') {
+            const char *q = limit_value(p + rlen, eol, soft_r);
+            if (!q || !limit_value(q, eol, hard_r))
+                return XLREAPER_ERROR_INVAL;
+            return 0;
+        }
+        p = eol + 1;
+    }
+    return XLREAPER_ERROR_INVAL;
+}
+
+/* ---------- command line ---------- */
+
+static bool arg_is(const char *a, size_t alen, const char *opt)
+{
+    size_t olen = strlen(opt);
+
+    /* QEMU takes "-opt" and "--opt" alike. */
+    if (alen >= 2 && a[0] == '-' && a[1] == '-') {
+        a++;
+        alen--;
+    }
+    return alen == olen && !memcmp(a, opt, olen);
+}
+
+void xlreaper__audit_parse_cmdline(const char *text, size_t len,
+                                   xlreaper__audit_cmdline *out)
+{
+    const char *end = text + len, *p = text;
+    const char *prev = NULL;
+    size_t prev_len = 0;
+
+    memset(out, 0, sizeof(*out));
+    while (p < end) {
+        const char *nul = memchr(p, '\0', (size_t)(end - p));
+        size_t alen = nul ? (size_t)(nul - p) : (size_t)(end - p);
+
+        if (prev && arg_is(prev, prev_len, "-xen-domid")) {
+            unsigned long v;
+            if (xlreaper__audit_parse_ulong(p, alen, xlreaper_max_domid(),
+                                            &v) ||
+                v == 0) {
+                out->domid_bad = true;
+            } else {
+                if (out->ndomid && out->domid != v)
+                    out->domid_conflict = true;
+                out->domid = (uint32_t)v;
+            }
+            out->ndomid++;
+        } else if (prev && arg_is(prev, prev_len, "-chroot")) {
+            out->chroot = p;
+            out->chroot_len = alen;
+        } else if (prev && arg_is(prev, prev_len, "-run-with")) {
+            /* -run-with chroot=DIR[,...] (QEMU 9). */
+            for (const char *q = p; q < p + alen;) {
+                const char *c = memchr(q, ',', (size_t)(p + alen - q));
+                size_t n = c ? (size_t)(c - q) : (size_t)(p + alen - q);
+                if (n > 7 && !memcmp(q, "chroot=", 7)) {
+                    out->chroot = q + 7;
+                    out->chroot_len = n - 7;
+                }
+                q += n + 1;
+            }
+        }
+        if (arg_is(p, alen, "-xen-domid-restrict"))
+            out->restrict_opt = true;
+        prev = p;
+        prev_len = alen;
+        p += alen + 1;
+    }
+    /* A -xen-domid as the last argument has no value. */
+    if (prev && arg_is(prev, prev_len, "-xen-domid")) {
+        out->domid_bad = true;
+        out->ndomid++;
+    }
+}
+
+/* ---------- reading ---------- */
+
+ssize_t xlreaper__audit_read_proc(pid_t pid, const char *name, size_t max,
+                                  char **buf_r)
+{
+    char path[64];
+    char *buf;
+    ssize_t r;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, name);
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return -1;
+    buf = malloc(max + 1);
+    if (!buf) {
+        close(fd);
+        errno = ENOMEM;
+        return -1;
+    }
+    r = xlreaper__read_all(fd, buf, max);
+    xlreaper__close_keep_errno(fd);
+    if (r < 0) {
+        free(buf);
+        return -1;
+    }
+    buf[r] = '\0';
+    *buf_r = buf;
+    return r;
+}
+
+/* ---------- the pass ---------- */
+
+bool xlreaper__audit_watched(const xlreaper__audit_watch *w, uid_t uid)
+{
+    return (uid >= w->base && uid - w->base <= xlreaper_max_domid()) ||
+           uid == w->pet ||
+           (w->shared != XLREAPER_AUDIT_NO_UID && uid == w->shared);
+}
+
+static bool task_watched(const xlreaper__audit_watch *w,
+                         const xlreaper_task *t)
+{
+    return xlreaper__audit_watched(w, t->ruid) ||
+           xlreaper__audit_watched(w, t->euid) ||
+           xlreaper__audit_watched(w, t->suid) ||
+           xlreaper__audit_watched(w, t->fsuid);
+}
+
+/* Reads and parses dirfd/rel/status; 1 if it parsed, 0 if gone. */
+static int read_status_at(int dirfd, const char *rel, xlreaper__audit_task *at)
+{
+    char path[320], buf[STATUS_MAX];
+    ssize_t r;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/status", rel);
+    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return 0;
+    r = xlreaper__read_all(fd, buf, sizeof(buf));
+    close(fd);
+    if (r <= 0)
+        return 0;
+    return xlreaper__audit_parse_status(buf, (size_t)r, at) == 0;
+}
+
+static int pass_threads(int procfd, const char *pid,
+                        const xlreaper__audit_watch *w,
+                        xlreaper__audit_tasks *out)
+{
+    char rel[300];
+    struct dirent *de;
+    int fd, rc = 0;
+    DIR *d;
+
+    snprintf(rel, sizeof(rel), "%s/task", pid);
+    fd = openat(procfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    d = fdopendir(fd);
+    if (!d) {
+        close(fd);
+        return 0;
+    }
+    while ((de = readdir(d))) {
+        xlreaper__audit_task at;
+        char trel[600];
+
+        if (!isdigit((unsigned char)de->d_name[0]))
+            continue;
+        snprintf(trel, sizeof(trel), "%s/task/%s", pid, de->d_name);
+        if (!read_status_at(procfd, trel, &at) || !task_watched(w, &at.t))
+            continue;
+        rc = tasks_add(out, &at);
+        if (rc)
+            break;
+    }
+    closedir(d);
+    return rc;
+}
+
+int xlreaper__audit_pass(xlreaper_ctx *ctx, const xlreaper__audit_watch *w,
+                         xlreaper__audit_tasks *out)
+{
+    struct dirent *de;
+    int procfd, dupfd, rc = 0;
+    DIR *d;
+
+    procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (procfd < 0) {
+        LOGE(ERROR, "open /proc");
+        return XLREAPER_ERROR_FAIL;
+    }
+    dupfd = fcntl(procfd, F_DUPFD_CLOEXEC, 0);
+    d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
+    if (!d) {
+        LOGE(ERROR, "opendir /proc");
+        xlreaper__close_keep_errno(dupfd);
+        close(procfd);
+        return XLREAPER_ERROR_FAIL;
+    }
+    while ((de = readdir(d))) {
+        xlreaper__audit_task at;
+
+        if (!isdigit((unsigned char)de->d_name[0]))
+            continue;
+        if (!read_status_at(procfd, de->d_name, &at))
+            continue;
+        /* Every thread has its own credentials: a thread of a root
+         * process may sit under a DM uid, and the other way round. */
+        if (at.threads > 1)
+            rc = pass_threads(procfd, de->d_name, w, out);
+        else if (task_watched(w, &at.t))
+            rc = tasks_add(out, &at);
+        if (rc) {
+            LOG(ERROR, "out of memory listing the tasks of the uid range");
+            break;
+        }
+    }
+    closedir(d);
+    close(procfd);
+    return rc;
+}

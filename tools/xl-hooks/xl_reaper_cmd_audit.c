@@ -1,0 +1,278 @@
+/*
+ * xl_reaper_cmd_audit.c - `xl-reaper audit [--tap|--json] [--fix]
+ * [--probe-all] [--xenstore-timeout MS]`: is every DM jailed, is every
+ * dead domain's uid empty?  Changes nothing unless --fix.
+ *
+ * Exit codes (not the other commands' ones; test harnesses rely on
+ * them): 0 every check passed, 1 a violation, 2 could not check (bad
+ * usage, no config, not root, no source of live domains, ...; the output
+ * says what).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "xl_reaper.h"
+
+static const char *mark(const xlreaper_audit_check *c)
+{
+    switch (c->status) {
+    case XLREAPER_AUDIT_PASS:
+        return c->fixed ? "\u2713 fixed" : "\u2713";
+    case XLREAPER_AUDIT_FAIL:
+        return "\u2717";
+    case XLREAPER_AUDIT_UNKNOWN:
+        return "? could not check:";
+    case XLREAPER_AUDIT_SKIP:
+        return "-";
+    }
+    return "?";
+}
+
+static void col_domid(char *buf, size_t n, const xlreaper_audit_check *c)
+{
+    if (c->domid == XLREAPER_AUDIT_NO_DOMID)
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%u", c->domid);
+}
+
+static void col_uid(char *buf, size_t n, const xlreaper_audit_check *c)
+{
+    if (c->uid == XLREAPER_AUDIT_NO_UID)
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%lu", (unsigned long)c->uid);
+}
+
+static void col_pid(char *buf, size_t n, const xlreaper_audit_check *c)
+{
+    if (!c->pid)
+        snprintf(buf, n, "-");
+    else
+        snprintf(buf, n, "%ld", (long)c->pid);
+}
+
+typedef struct {
+    unsigned pass, fail, unknown, skip, fixed;
+} tally;
+
+static tally count(const xlreaper_audit_result *res)
+{
+    tally t = { 0 };
+
+    for (unsigned i = 0; i < res->num; i++) {
+        const xlreaper_audit_check *c = &res->checks[i];
+        t.pass += c->status == XLREAPER_AUDIT_PASS;
+        t.fail += c->status == XLREAPER_AUDIT_FAIL;
+        t.unknown += c->status == XLREAPER_AUDIT_UNKNOWN;
+        t.skip += c->status == XLREAPER_AUDIT_SKIP;
+        t.fixed += c->fixed;
+    }
+    return t;
+}
+
+static int exit_for(xlreaper_audit_status v)
+{
+    return v == XLREAPER_AUDIT_FAIL      ? XLR_AUDIT_EXIT_VIOLATION
+           : v == XLREAPER_AUDIT_UNKNOWN ? XLR_AUDIT_EXIT_UNKNOWN
+                                         : XLR_AUDIT_EXIT_OK;
+}
+
+static void summary(FILE *f, const char *prefix,
+                    const xlreaper_audit_result *res, int ret)
+{
+    tally t = count(res);
+
+    fprintf(f,
+            "%saudit: %s: %u violation%s, %u could not check, %u passed, "
+            "%u skipped%s; %u /proc pass%s (%s), %u kernel-count probe%s, "
+            "%.1f ms; exit %d\n",
+            prefix,
+            ret == XLR_AUDIT_EXIT_OK          ? "PASS"
+            : ret == XLR_AUDIT_EXIT_VIOLATION ? "FAIL"
+                                              : "COULD NOT CHECK",
+            t.fail, t.fail == 1 ? "" : "s", t.unknown, t.pass, t.skip,
+            t.fixed ? " (some fixed by --fix)" : "", res->passes,
+            res->passes == 1 ? "" : "es", res->quiet ? "quiet" : "not quiet",
+            res->probes, res->probes == 1 ? "" : "s",
+            (double)res->duration_us / 1000.0, ret);
+}
+
+static void print_table(const xlr_cli *cli, const xlreaper_audit_result *res,
+                        int ret)
+{
+    const xlreaper_config *cfg = xlreaper_config_get(cli->ctx);
+
+    printf("xl-reaper audit: uid range %lu..%lu, reaper uid %lu\n",
+           (unsigned long)cfg->dm_uid_base,
+           (unsigned long)(cfg->dm_uid_base + xlreaper_max_domid()),
+           (unsigned long)cfg->reaper_uid);
+    printf("%-6s %-10s %-8s %-14s %s\n", "DOMID", "UID", "PID", "CHECK",
+           "RESULT");
+    for (unsigned i = 0; i < res->num; i++) {
+        const xlreaper_audit_check *c = &res->checks[i];
+        char d[16], u[16], p[16];
+
+        col_domid(d, sizeof(d), c);
+        col_uid(u, sizeof(u), c);
+        col_pid(p, sizeof(p), c);
+        printf("%-6s %-10s %-8s %-14s %s %s\n", d, u, p, c->name, mark(c),
+               c->reason);
+    }
+    summary(stdout, "", res, ret);
+}
+
+/* A TAP description may not hold '#' (it starts a directive). */
+static void tap_text(const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '#' || *s == '\\')
+            putchar('\\');
+        putchar(*s);
+    }
+}
+
+static void yaml_string(const char *s)
+{
+    putchar('"');
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            putchar('\\');
+        putchar(*s);
+    }
+    putchar('"');
+}
+
+/* TAP 13: one test line per check, the plan first; a YAML block for
+ * every failure; "could not check" is a failed test too. */
+static void print_tap(const xlreaper_audit_result *res, int ret)
+{
+    printf("TAP version 13\n1..%u\n", res->num);
+    for (unsigned i = 0; i < res->num; i++) {
+        const xlreaper_audit_check *c = &res->checks[i];
+        bool ok = c->status == XLREAPER_AUDIT_PASS ||
+                  c->status == XLREAPER_AUDIT_SKIP;
+
+        printf("%s %u - ", ok ? "ok" : "not ok", i + 1);
+        if (c->domid != XLREAPER_AUDIT_NO_DOMID)
+            printf("domid %u ", c->domid);
+        if (c->uid != XLREAPER_AUDIT_NO_UID)
+            printf("uid %lu ", (unsigned long)c->uid);
+        if (c->pid)
+            printf("pid %ld ", (long)c->pid);
+        printf("%s", c->name);
+        if (c->status == XLREAPER_AUDIT_SKIP) {
+            printf(" # SKIP ");
+            tap_text(c->reason);
+        } else {
+            printf(": %s%s", c->fixed ? "fixed: " : "",
+                   c->status == XLREAPER_AUDIT_UNKNOWN ? "could not check: "
+                                                       : "");
+            tap_text(c->reason);
+        }
+        putchar('\n');
+        if (ok)
+            continue;
+        printf("  ---\n  check: %s\n  status: %s\n", c->name,
+               xlreaper_audit_status_name(c->status));
+        if (c->domid != XLREAPER_AUDIT_NO_DOMID)
+            printf("  domid: %u\n", c->domid);
+        if (c->uid != XLREAPER_AUDIT_NO_UID)
+            printf("  uid: %lu\n", (unsigned long)c->uid);
+        if (c->pid)
+            printf("  pid: %ld\n", (long)c->pid);
+        printf("  reason: ");
+        yaml_string(c->reason);
+        printf("\n  ...\n");
+    }
+    summary(stdout, "# ", res, ret);
+}
+
+static void usage_line(void)
+{
+    xlr_error("usage: xl-reaper audit [--tap | --json] [--fix] "
+              "[--probe-all] [--xenstore-timeout MS]");
+}
+
+int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "tap", no_argument, NULL, 't' },
+        { "json", no_argument, NULL, 'j' },
+        { "fix", no_argument, NULL, 'f' },
+        { "probe-all", no_argument, NULL, 'p' },
+        { "xenstore-timeout", required_argument, NULL, 'x' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    xlreaper_audit_opts ao;
+    xlreaper_audit_result res;
+    bool tap = false, json = cli->json;
+    char *end, *js = NULL;
+    long v;
+    int opt, rc, ret;
+
+    xlreaper_audit_opts_init(&ao);
+    while ((opt = getopt_long(argc, argv, "+tjfpx:h", opts, NULL)) != -1) {
+        switch (opt) {
+        case 't':
+            tap = true;
+            break;
+        case 'j':
+            json = true;
+            break;
+        case 'f':
+            ao.flags |= XLREAPER_AUDIT_FIX;
+            break;
+        case 'p':
+            ao.flags |= XLREAPER_AUDIT_PROBE_ALL;
+            break;
+        case 'x':
+            v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 1 || v > 600000) {
+                xlr_error("--xenstore-timeout: a number of ms, 1..600000");
+                return XLR_AUDIT_EXIT_UNKNOWN;
+            }
+            ao.xenstore_timeout_ms = (unsigned)v;
+            break;
+        case 'h':
+            printf("usage: xl-reaper audit [--tap | --json] [--fix] "
+                   "[--probe-all] [--xenstore-timeout MS]\n"
+                   "exit: 0 every check passed, 1 a violation, 2 could "
+                   "not check\n");
+            return XLR_AUDIT_EXIT_OK;
+        default:
+            usage_line();
+            return XLR_AUDIT_EXIT_UNKNOWN;
+        }
+    }
+    if (optind != argc || (tap && json)) {
+        usage_line();
+        return XLR_AUDIT_EXIT_UNKNOWN;
+    }
+
+    xlreaper_audit_result_init(&res);
+    rc = xlreaper_audit(cli->ctx, &ao, &res);
+    ret = rc ? XLR_AUDIT_EXIT_UNKNOWN : exit_for(xlreaper_audit_verdict(&res));
+    if (json) {
+        if (xlreaper_audit_result_json(&res, &js) == 0)
+            printf("%s\n", js);
+        free(js);
+    } else if (tap) {
+        print_tap(&res, ret);
+    } else {
+        print_table(cli, &res, ret);
+    }
+    if (rc)
+        xlr_error("audit: could not check: %s", xlreaper_strerror(rc));
+    if (ao.flags & XLREAPER_AUDIT_FIX)
+        for (unsigned i = 0; i < res.num; i++)
+            if (res.checks[i].fixed)
+                fprintf(stderr, "xl-reaper: audit --fix: %s\n",
+                        res.checks[i].reason);
+    fflush(stdout);
+    xlreaper_audit_result_dispose(&res);
+    return ret;
+}

@@ -41,5 +41,5 @@ soak: tests
 	XLR_BUILD=$(BUILD) XLR_ROUNDS=10000 \
 		tests/run-suites $(BUILD)/tests/test_adversary
 
-# Suites' own rules, e.g. link flags.
--include tests/spawn/spawn.mk
+# Fragments of test directories with builds of their own.
+-include $(filter-out tests/e2e/e2e.mk,$(wildcard tests/*/*.mk))

@@ -88,6 +88,7 @@ static const key_spec keys[] = {
     PATH("chroot_base", chroot_base),
     PATH("cgroup_parent", cgroup_parent),
     PATH("qemu_path", qemu_path),
+    UNSIGNED("sweep_interval_s", sweep_interval_s, 1, 86400),
 };
 
 #undef F
@@ -124,6 +125,7 @@ const char *xlreaper_config_key_name(unsigned i)
 #define DEFAULT_FSIZE_LIMIT (256 * 1024)
 #define DEFAULT_CHROOT_BASE "/var/run/xen"
 #define DEFAULT_QEMU_PATH "/usr/libexec/xen-qemu-system-i386"
+#define DEFAULT_SWEEP_INTERVAL_S 60
 
 void xlreaper__config_init(xlreaper_config *cfg)
 {
@@ -146,6 +148,7 @@ void xlreaper__config_init(xlreaper_config *cfg)
         (xlreaper_rlimit){ RLIMIT_MEMLOCK, "memlock_limit", 0 };
     cfg->num_rlimits = RL_NUM;
     cfg->uid_switch = XLREAPER_UID_SWITCH_EXEC;
+    cfg->sweep_interval_s = DEFAULT_SWEEP_INTERVAL_S;
 }
 
 void xlreaper__config_dispose(xlreaper_config *cfg)

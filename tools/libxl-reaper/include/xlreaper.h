@@ -225,6 +225,38 @@ int xlreaper_uid_empty(xlreaper_ctx *ctx, uid_t uid, bool *empty_r);
  */
 int xlreaper_uid_count(xlreaper_ctx *ctx, uid_t uid, unsigned *count_r);
 
+/* ---------- a census of the DM uid range, for sweeps ---------- */
+
+typedef struct {
+    uint32_t live;    /* sightings of tasks alive (any state but zombie) */
+    uint32_t zombies; /* of zombies: nothing left to kill */
+} xlreaper_census_entry;
+
+/*
+ * One pass over /proc that counts every task (thread) against each DM
+ * uid among its real, effective, saved and filesystem uids, then a few
+ * samples of the newest pids, where a fork racer is most likely to be
+ * (so one task may be sighted more than once).  counts has
+ * xlreaper_max_domid() + 1 entries, indexed by domid; the call zeroes it
+ * first.  *tasks_r (may be NULL) is the number of tasks the pass read.
+ * A hint,
+ * not a verdict: a fork racer can escape a pass, so a uid counted empty
+ * may not be; confirm a busy one with xlreaper_reap, which asks the
+ * kernel.  0, _INVAL (no config) or _FAIL.
+ */
+int xlreaper_census(xlreaper_ctx *ctx, xlreaper_census_entry *counts,
+                    unsigned *tasks_r);
+
+/*
+ * The kernel's own answer for the DM uids of domids first ..
+ * first + num - 1: busy_r[i] is set when that uid has any task, live or
+ * zombie.  Exact, as xlreaper_uid_empty is, at one vfork per uid (about
+ * 0.1 ms) instead of two forks; a fork racer cannot escape it.  Kills
+ * nothing.  0, _INVAL, _PERM or _FAIL.
+ */
+int xlreaper_census_kernel(xlreaper_ctx *ctx, uint32_t first, uint32_t num,
+                           bool *busy_r);
+
 /* ---------- the global lock ---------- */
 
 typedef struct xlreaper_lock xlreaper_lock;

@@ -256,8 +256,8 @@ static void test_spawn_runs_restricted(void **state)
     assert_non_null(strstr(out, "Groups:\t \n"));
     assert_non_null(strstr(out, "NoNewPrivs:\t1"));
     /* The default nproc_limit, soft and hard. */
-    assert_non_null(strstr(out, "Max processes             64"
-                                "                   64"));
+    assert_non_null(strstr(out, "Max processes             256"
+                                "                  256"));
     /* 3 is the shell's own pipe for $(...). */
     assert_non_null(strstr(out, "fds: 0 1 2 3\n"));
     free(out);

@@ -131,7 +131,8 @@ typedef struct {
     bool dumpable;               /* PR_SET_DUMPABLE after the switch */
     const char *chroot_base;     /* chroot to <base>/qemu-root-<domid>
                                   * when that directory exists */
-    const char *cgroup_parent;   /* cgroup v2 dir; NULL: no cgroup */
+    const char *cgroup_parent;   /* cgroup v2 dir; NULL: no cgroup.
+                                  * The DM joins <it>/dm-<domid> */
     const char *qemu_path;       /* for qemu-dm-restrict */
 
     /* Daemon. */
@@ -339,6 +340,14 @@ typedef struct xlreaper_spawn_plan xlreaper_spawn_plan;
  * Computes everything a restricted start of prog under domid's DM ids
  * needs, so that the child only applies it.  prog without a '/' is looked
  * up in PATH.  argv is copied.  Touches no process.  0, _INVAL, _NOMEM.
+ *
+ * argv is read as a QEMU command line: the descriptors it names (fd=N in
+ * -chardev/-netdev/-device/-object/-add-fd, -incoming fd:N, ...) are the
+ * only ones above 2 the DM keeps, and must be open now; any descriptor
+ * open to /dev/xen or /proc/xen is logged.  With uid_switch "runas" the
+ * line must carry -runas / -run-with user= with exactly this domain's
+ * uid:gid (and, when <chroot_base>/qemu-root-<domid> exists, -chroot
+ * there); what is missing is added in the form `prog -help` offers.
  */
 int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
                             const char *prog, char *const argv[],
@@ -360,7 +369,10 @@ int xlreaper_spawn_exec(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
 
 /*
  * As xlreaper_spawn_exec, but in a forked child; the parent learns of
- * any failing step through a CLOEXEC pipe and reports it.  On success
+ * any failing step through a CLOEXEC pipe and reports it.  In exec mode
+ * the child itself checks, as it takes the uid, that the uid has no
+ * other task (no probe process; see xlreaper_spawn.c).  Safe to call
+ * from a threaded caller (one ctx per thread).  On success
  * *pid_r is the DM's pid and, if pidfd_r is not NULL, *pidfd_r a pidfd
  * for it (O_CLOEXEC; the caller closes it).  The caller reaps the child.
  */

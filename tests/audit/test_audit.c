@@ -468,6 +468,19 @@ static void test_supplementary_group(void **state)
     expect_only_failures(res, fails);
 }
 
+/* QEMU's -runas leaves the DM its own gid as its one group: a pass.
+ * Its gid plus another is not. */
+static void test_own_gid_as_group(void **state)
+{
+    fx *f = *state;
+    const xlreaper_audit_result *res;
+
+    start_dm(f, &(dm_spec){ .domid = LIVE, .group = BASE + LIVE });
+    res = run(f, 0);
+    expect(res, "groups", LIVE, PASS, "but its own gid 6000003");
+    assert_int_equal(xlreaper_audit_verdict(res), PASS);
+}
+
 static void test_no_new_privs(void **state)
 {
     fx *f = *state;
@@ -1096,6 +1109,7 @@ int main(void)
         T(test_clean_passes),
         T(test_wrong_gid),
         T(test_supplementary_group),
+        T(test_own_gid_as_group),
         T(test_no_new_privs),
         T(test_capability_kept),
         T(test_nproc_unlimited),

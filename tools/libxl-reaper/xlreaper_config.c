@@ -106,6 +106,54 @@ const char *xlreaper_config_key_name(unsigned i)
     return i < NUM_KEYS ? keys[i].key : NULL;
 }
 
+int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
+                              char *buf, size_t size)
+{
+    const key_spec *k;
+    const char *field;
+    int n;
+
+    if (i >= NUM_KEYS)
+        return XLREAPER_ERROR_INVAL;
+    k = &keys[i];
+    field = (const char *)cfg + k->offset;
+    switch (k->type) {
+    case KEY_UID:
+        n = snprintf(buf, size, "%lu",
+                     (unsigned long)(strcmp(k->key, "reaper_uid")
+                                         ? cfg->dm_uid_base
+                                         : cfg->reaper_uid));
+        break;
+    case KEY_UNSIGNED:
+        n = snprintf(buf, size, "%u", *(const unsigned *)field);
+        break;
+    case KEY_U64:
+        n = snprintf(buf, size, "%llu",
+                     (unsigned long long)*(const uint64_t *)field);
+        break;
+    case KEY_BOOL:
+        n = snprintf(buf, size, "%d", *(const bool *)field ? 1 : 0);
+        break;
+    case KEY_ENUM:
+        n = snprintf(buf, size, "\"%s\"",
+                     k->choices[*(const int *)field]);
+        break;
+    case KEY_PATH: {
+        const char *v = *(const char *const *)field;
+        if (!v) {
+            if (size)
+                buf[0] = '\0';
+            return 1;
+        }
+        n = snprintf(buf, size, "\"%s\"", v);
+        break;
+    }
+    default:
+        return XLREAPER_ERROR_INVAL;
+    }
+    return n < 0 || (size_t)n >= size ? XLREAPER_ERROR_INVAL : 0;
+}
+
 /* Defaults. */
 #define DEFAULT_LOCK_TIMEOUT_MS 10000
 #define DEFAULT_REAP_TIMEOUT_MS 5000

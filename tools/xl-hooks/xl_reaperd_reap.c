@@ -415,17 +415,22 @@ void xlrd_sweep(xlrd *d, xlrd_sweep_kind kind)
         }
         for (uint32_t i = 1; i <= max; i++) {
             bool reported = false;
+            xlrd_trigger trig;
 
             if (!d->cand[i] || now[i])
                 continue;
             if (d->stop || xlrd_poll_signals(d))
                 break;
-            if (reap_one(d, lock, i,
-                         kind == XLRD_SWEEP_CENSUS ? XLRD_TRIGGER_CENSUS
-                                                   : XLRD_TRIGGER_SWEEP,
-                         &reported) == REAP_DONE &&
+            /* A known domain that died before its @releaseDomain was
+             * handled: this reap is its death's, reported as a release
+             * would be, even when its uid was already empty; the release
+             * that follows finds it forgotten. */
+            trig = d->doms[i].alive ? XLRD_TRIGGER_RELEASE
+                   : kind == XLRD_SWEEP_CENSUS ? XLRD_TRIGGER_CENSUS
+                                               : XLRD_TRIGGER_SWEEP;
+            if (reap_one(d, lock, i, trig, &reported) == REAP_DONE &&
                 d->doms[i].alive)
-                forget(d, i); /* its release has not come yet */
+                forget(d, i);
             reaped += reported;
         }
         xlreaper_lock_release(lock);

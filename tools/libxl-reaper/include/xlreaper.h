@@ -158,6 +158,15 @@ const xlreaper_config *xlreaper_config_get(const xlreaper_ctx *ctx);
 /* The i-th config key the parser accepts, or NULL past the last. */
 const char *xlreaper_config_key_name(unsigned i);
 
+/*
+ * The value in force of the i-th key, as it would be written in the
+ * config file (a string quoted), into buf.  Returns 0; 1 for a path
+ * that is not set (buf then ""); _INVAL when i is past the last key or
+ * buf is too small.
+ */
+int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
+                              char *buf, size_t size);
+
 /* ---------- uids ---------- */
 
 /* Highest domid of an ordinary domain: DOMID_FIRST_RESERVED - 1. */

@@ -47,7 +47,7 @@ include tools/libxl-reaper/lib.mk
 include tools/xl-hooks/hooks.mk
 include config/config.mk
 include tests/tests.mk
--include tests/e2e/e2e.mk
+include tests/e2e/e2e.mk
 -include bench/bench.mk
 -include docs/docs.mk
 

@@ -40,3 +40,6 @@ check: tests
 soak: tests
 	XLR_BUILD=$(BUILD) XLR_ROUNDS=10000 \
 		tests/run-suites $(BUILD)/tests/test_adversary
+
+# Fragments of test directories with builds of their own.
+-include $(filter-out tests/e2e/e2e.mk,$(wildcard tests/*/*.mk))

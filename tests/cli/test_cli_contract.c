@@ -127,6 +127,10 @@ static void test_good_commands(void **state)
           "{\"domid\":5,\"uid\":3200005,\"gid\":3200005}", NULL },
         { NULL, { "check" }, 0, "ok\n", NULL },
         { NULL, { "check" }, 0, "3200001..3232751", NULL },
+        { NULL, { "check" }, 0, "\n  uid_switch = \"exec\"\n", NULL },
+        { NULL, { "check" }, 0, "\n  # cgroup_parent is not set\n", NULL },
+        { NULL, { "--json", "check" }, 0,
+          "\"settings\":{\"dm_uid_base\":3200000,", NULL },
         { NULL, { "kill", "7" }, 0, "already empty", NULL },
         { NULL, { "--json", "kill", "7" }, 0, "\"outcome\":\"empty\"", NULL },
         { NULL, { "status", "7" }, 0, "the kernel counts 0 tasks", NULL },
@@ -256,8 +260,8 @@ static void test_spawn_runs_restricted(void **state)
     assert_non_null(strstr(out, "Groups:\t \n"));
     assert_non_null(strstr(out, "NoNewPrivs:\t1"));
     /* The default nproc_limit, soft and hard. */
-    assert_non_null(strstr(out, "Max processes             64"
-                                "                   64"));
+    assert_non_null(strstr(out, "Max processes             256"
+                                "                  256"));
     /* 3 is the shell's own pipe for $(...). */
     assert_non_null(strstr(out, "fds: 0 1 2 3\n"));
     free(out);

@@ -226,19 +226,32 @@ void xlrt_nursery_stop(pid_t nursery)
 
 pid_t xlrt_bystander_start(uid_t uid)
 {
-    pid_t pid = fork();
+    int p[2];
+    char ok = 0;
+    pid_t pid;
 
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
+        close(p[0]);
         if (syscall(SYS_setgroups, 0, NULL) ||
             syscall(SYS_setresgid, uid, uid, uid) ||
             syscall(SYS_setresuid, uid, uid, uid))
             _exit(1);
         /* After the switch: a change of credentials clears it. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (write(p[1], "k", 1) != 1)
+            _exit(1);
         for (;;)
             pause();
     }
+    close(p[1]);
+    /* Returned only once it runs as uid: a check made before that would
+     * see a root task turn into uid's under its feet. */
+    assert_int_equal(read(p[0], &ok, 1), 1);
+    assert_int_equal(ok, 'k');
+    close(p[0]);
     return pid;
 }
 

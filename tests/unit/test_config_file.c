@@ -211,6 +211,11 @@ static void test_shipped_config_loads(void **state)
     assert_int_equal(xlreaper_config_get(f->ctx)->dm_uid_base, 131072);
     assert_string_equal(xlreaper_config_get(f->ctx)->lock_file,
                         XLREAPER_DEFAULT_LOCK_FILE);
+    /* Set for xl's QEMU, which switches uid itself (-runas uid:gid). */
+    assert_int_equal(xlreaper_config_get(f->ctx)->uid_switch,
+                     XLREAPER_UID_SWITCH_RUNAS);
+    assert_int_equal(xlreaper_config_get(f->ctx)->dm_gid_mode,
+                     XLREAPER_GID_RANGE_BASE);
 }
 
 static void test_key_names_listed(void **state)
@@ -222,6 +227,73 @@ static void test_key_names_listed(void **state)
         n++;
     assert_true(n >= 7);
     assert_string_equal(xlreaper_config_key_name(0), "dm_uid_base");
+}
+
+/* Every key's value, "key = value" lines as `xl-reaper check` prints. */
+static char *format_all(const xlreaper_config *c)
+{
+    char *out = NULL, value[4200];
+    size_t len = 0;
+    FILE *m = open_memstream(&out, &len);
+
+    assert_non_null(m);
+    for (unsigned i = 0; xlreaper_config_key_name(i); i++) {
+        int r = xlreaper_config_key_value(c, i, value, sizeof(value));
+
+        assert_true(r == 0 || r == 1);
+        if (!r)
+            fprintf(m, "%s = %s\n", xlreaper_config_key_name(i), value);
+    }
+    fclose(m);
+    return out;
+}
+
+/* What check prints is a config file that loads to the same values. */
+static void test_values_round_trip(void **state)
+{
+    fixture *f = *state;
+    char *first, *second;
+
+    assert_int_equal(load(f, BASE "reaper_uid = 2999999\n"
+                                  "uid_switch = \"runas\"\n"
+                                  "dm_gid_mode = \"range-base\"\n"
+                                  "unshare_net = 1\nfsize_limit = 4096\n"
+                                  "cgroup_parent = \"/sys/fs/cgroup/x\"\n"),
+                     0);
+    first = format_all(xlreaper_config_get(f->ctx));
+    assert_non_null(strstr(first, "uid_switch = \"runas\"\n"));
+    assert_non_null(strstr(first, "reaper_uid = 2999999\n"));
+    assert_non_null(strstr(first, "fsize_limit = 4096\n"));
+    assert_non_null(strstr(first, "cgroup_parent = \"/sys/fs/cgroup/x\"\n"));
+    assert_int_equal(load(f, first), 0);
+    second = format_all(xlreaper_config_get(f->ctx));
+    assert_string_equal(first, second);
+    free(first);
+    free(second);
+}
+
+static void test_value_past_last_key(void **state)
+{
+    char buf[8];
+    unsigned n = 0;
+    fixture *f = *state;
+
+    assert_int_equal(load(f, BASE), 0);
+    while (xlreaper_config_key_name(n))
+        n++;
+    assert_int_equal(
+        xlreaper_config_key_value(xlreaper_config_get(f->ctx), n, buf, 8),
+        XLREAPER_ERROR_INVAL);
+    /* Too small a buffer is an error, never a truncated value. */
+    assert_int_equal(
+        xlreaper_config_key_value(xlreaper_config_get(f->ctx), 0, buf, 3),
+        XLREAPER_ERROR_INVAL);
+    /* An unset path. */
+    for (unsigned i = 0; i < n; i++)
+        if (!strcmp(xlreaper_config_key_name(i), "cgroup_parent"))
+            assert_int_equal(xlreaper_config_key_value(
+                                 xlreaper_config_get(f->ctx), i, buf, 8),
+                             1);
 }
 
 int main(void)
@@ -240,6 +312,10 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shipped_config_loads, setup,
                                         teardown),
         cmocka_unit_test(test_key_names_listed),
+        cmocka_unit_test_setup_teardown(test_values_round_trip, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_value_past_last_key, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -419,8 +419,15 @@ static int check_caps(audit *a, const dm_proc *p)
                "no permitted, effective or ambient capability");
 }
 
+/*
+ * No supplementary group, or exactly the DM's own gid: QEMU's -runas
+ * calls setgroups(1, &gid) (os_setup_post), and a group the DM already
+ * holds as its gid grants it nothing more.  Anything else fails.
+ */
 static int check_groups(audit *a, const dm_proc *p)
 {
+    bool own = false;
+
     for (unsigned i = 0; i < p->threads.num; i++) {
         const xlreaper__audit_task *at = &p->threads.tasks[i];
         xlreaper__sb sb = { 0 };
@@ -429,6 +436,10 @@ static int check_groups(audit *a, const dm_proc *p)
 
         if (!at->ngroups)
             continue;
+        if (at->ngroups == 1 && at->groups[0] == p->gid) {
+            own = true;
+            continue;
+        }
         kept = at->ngroups < XLREAPER__AUDIT_GROUPS_KEPT
                    ? at->ngroups
                    : XLREAPER__AUDIT_GROUPS_KEPT;
@@ -441,6 +452,11 @@ static int check_groups(audit *a, const dm_proc *p)
         xlreaper__sb_dispose(&sb);
         return rc;
     }
+    if (own)
+        return ADD(a, "groups", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
+                   "no supplementary group but its own gid %lu (as "
+                   "QEMU's -runas leaves it)",
+                   (unsigned long)p->gid);
     return ADD(a, "groups", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
                "no supplementary group");
 }

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -27,6 +28,7 @@ typedef enum {
     KEY_PATH,     /* absolute path, owned string field */
     KEY_ENUM,     /* string from choices[], stored as its index */
     KEY_BOOL,     /* 0 or 1 */
+    KEY_U64,      /* uint64_t field, min..max (rlimits) */
 } key_type;
 
 typedef struct {
@@ -38,12 +40,28 @@ typedef struct {
 } key_spec;
 
 static const char *const gid_modes[] = { "per-domain", "range-base", NULL };
+/* In the order of xlreaper_uid_switch. */
+static const char *const uid_switches[] = { "exec", "runas", NULL };
+
+/* Where each rlimit sits in cfg->rlimits[]; see config_init. */
+enum {
+    RL_NOFILE,
+    RL_FSIZE,
+    RL_CORE,
+    RL_MSGQUEUE,
+    RL_LOCKS,
+    RL_MEMLOCK,
+    RL_NUM
+};
+_Static_assert(RL_NUM <= XLREAPER_MAX_RLIMITS, "rlimits[] too small");
 
 #define F(field) offsetof(xlreaper_config, field)
 #define UNSIGNED(k, field, lo, hi) { k, KEY_UNSIGNED, F(field), lo, hi, NULL }
 #define PATH(k, field) { k, KEY_PATH, F(field), 0, 0, NULL }
 #define ENUM(k, field, ch) { k, KEY_ENUM, F(field), 0, 0, ch }
 #define BOOL(k, field) { k, KEY_BOOL, F(field), 0, 1, NULL }
+#define U64(k, field, lo, hi) { k, KEY_U64, F(field), lo, hi, NULL }
+#define RLIM(k, i, lo, hi) U64(k, rlimits[i].limit, lo, hi)
 
 static const key_spec keys[] = {
     { "dm_uid_base", KEY_UID, 0, 1, (long)UINT32_MAX, NULL },
@@ -53,6 +71,24 @@ static const key_spec keys[] = {
     UNSIGNED("lock_timeout_ms", lock_timeout_ms, 0, 3600000),
     UNSIGNED("reap_timeout_ms", reap_timeout_ms, 10, 3600000),
     UNSIGNED("nproc_limit", nproc_limit, 1, 1 << 20),
+    /* Spawn (issue 4).  Byte limits stop at 1 TiB, "unlimited" enough;
+     * nofile at the kernel's default fs.nr_open, above which setrlimit
+     * fails. */
+    RLIM("nofile_limit", RL_NOFILE, 16, 1 << 20),
+    RLIM("fsize_limit", RL_FSIZE, 0, 1L << 40),
+    RLIM("core_limit", RL_CORE, 0, 1L << 40),
+    RLIM("msgqueue_limit", RL_MSGQUEUE, 0, 1L << 30),
+    RLIM("locks_limit", RL_LOCKS, 0, 1 << 20),
+    RLIM("memlock_limit", RL_MEMLOCK, 0, 1L << 40),
+    ENUM("uid_switch", uid_switch, uid_switches),
+    BOOL("reap_stale", reap_stale),
+    BOOL("unshare_ipc_mount", unshare_ipc_mount),
+    BOOL("unshare_net", unshare_net),
+    BOOL("dumpable", dumpable),
+    PATH("chroot_base", chroot_base),
+    PATH("cgroup_parent", cgroup_parent),
+    PATH("qemu_path", qemu_path),
+    UNSIGNED("sweep_interval_s", sweep_interval_s, 1, 86400),
 };
 
 #undef F
@@ -60,6 +96,8 @@ static const key_spec keys[] = {
 #undef PATH
 #undef ENUM
 #undef BOOL
+#undef U64
+#undef RLIM
 
 #define NUM_KEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -68,10 +106,74 @@ const char *xlreaper_config_key_name(unsigned i)
     return i < NUM_KEYS ? keys[i].key : NULL;
 }
 
-/* Defaults.  The DM limit counts QEMU's threads; see the spawn docs. */
+int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
+                              char *buf, size_t size)
+{
+    const key_spec *k;
+    const char *field;
+    int n;
+
+    if (i >= NUM_KEYS)
+        return XLREAPER_ERROR_INVAL;
+    k = &keys[i];
+    field = (const char *)cfg + k->offset;
+    switch (k->type) {
+    case KEY_UID:
+        n = snprintf(buf, size, "%lu",
+                     (unsigned long)(strcmp(k->key, "reaper_uid")
+                                         ? cfg->dm_uid_base
+                                         : cfg->reaper_uid));
+        break;
+    case KEY_UNSIGNED:
+        n = snprintf(buf, size, "%u", *(const unsigned *)field);
+        break;
+    case KEY_U64:
+        n = snprintf(buf, size, "%llu",
+                     (unsigned long long)*(const uint64_t *)field);
+        break;
+    case KEY_BOOL:
+        n = snprintf(buf, size, "%d", *(const bool *)field ? 1 : 0);
+        break;
+    case KEY_ENUM:
+        n = snprintf(buf, size, "\"%s\"",
+                     k->choices[*(const int *)field]);
+        break;
+    case KEY_PATH: {
+        const char *v = *(const char *const *)field;
+        if (!v) {
+            if (size)
+                buf[0] = '\0';
+            return 1;
+        }
+        n = snprintf(buf, size, "\"%s\"", v);
+        break;
+    }
+    default:
+        return XLREAPER_ERROR_INVAL;
+    }
+    return n < 0 || (size_t)n >= size ? XLREAPER_ERROR_INVAL : 0;
+}
+
+/* Defaults. */
 #define DEFAULT_LOCK_TIMEOUT_MS 10000
 #define DEFAULT_REAP_TIMEOUT_MS 5000
-#define DEFAULT_NPROC_LIMIT 64
+/*
+ * RLIMIT_NPROC counts every thread of the DM uid.  QEMU 7.2 measured here
+ * (qemu-system-i386 -machine pc with -qtest, whose dummy vCPU threads are
+ * the model Xen's accelerator uses, plus a disk and VNC) runs 4 threads
+ * plus one per vCPU when idle; under disk load its block thread pool adds
+ * up to THREAD_POOL_MAX_THREADS_DEFAULT = 64 workers per AioContext, and
+ * a failed thread creation aborts QEMU.  An HVM guest may have 128 vCPUs:
+ * 4 + 128 + 64 = 196, so 256 leaves margin and still bounds a fork bomb.
+ */
+#define DEFAULT_NPROC_LIMIT 256
+/* Upstream libxl_linux.c's "easy" limits, plus NOFILE above the usual
+ * soft limit of 1024 so that nothing that ran before breaks. */
+#define DEFAULT_NOFILE_LIMIT 4096
+#define DEFAULT_FSIZE_LIMIT (256 * 1024)
+#define DEFAULT_CHROOT_BASE "/var/run/xen"
+#define DEFAULT_QEMU_PATH "/usr/libexec/xen-qemu-system-i386"
+#define DEFAULT_SWEEP_INTERVAL_S 60
 
 void xlreaper__config_init(xlreaper_config *cfg)
 {
@@ -80,6 +182,21 @@ void xlreaper__config_init(xlreaper_config *cfg)
     cfg->lock_timeout_ms = DEFAULT_LOCK_TIMEOUT_MS;
     cfg->reap_timeout_ms = DEFAULT_REAP_TIMEOUT_MS;
     cfg->nproc_limit = DEFAULT_NPROC_LIMIT;
+    cfg->rlimits[RL_NOFILE] = (xlreaper_rlimit){ RLIMIT_NOFILE, "nofile_limit",
+                                                 DEFAULT_NOFILE_LIMIT };
+    cfg->rlimits[RL_FSIZE] =
+        (xlreaper_rlimit){ RLIMIT_FSIZE, "fsize_limit", DEFAULT_FSIZE_LIMIT };
+    cfg->rlimits[RL_CORE] = (xlreaper_rlimit){ RLIMIT_CORE, "core_limit", 0 };
+    cfg->rlimits[RL_MSGQUEUE] =
+        (xlreaper_rlimit){ RLIMIT_MSGQUEUE, "msgqueue_limit", 0 };
+    /* Linux has ignored RLIMIT_LOCKS since 2.4.25; set as upstream does. */
+    cfg->rlimits[RL_LOCKS] =
+        (xlreaper_rlimit){ RLIMIT_LOCKS, "locks_limit", 0 };
+    cfg->rlimits[RL_MEMLOCK] =
+        (xlreaper_rlimit){ RLIMIT_MEMLOCK, "memlock_limit", 0 };
+    cfg->num_rlimits = RL_NUM;
+    cfg->uid_switch = XLREAPER_UID_SWITCH_EXEC;
+    cfg->sweep_interval_s = DEFAULT_SWEEP_INTERVAL_S;
 }
 
 void xlreaper__config_dispose(xlreaper_config *cfg)
@@ -98,7 +215,11 @@ void xlreaper__config_dispose(xlreaper_config *cfg)
 static int set_default_strings(xlreaper_config *cfg)
 {
     cfg->lock_file = strdup(XLREAPER_DEFAULT_LOCK_FILE);
-    return cfg->lock_file ? 0 : XLREAPER_ERROR_NOMEM;
+    cfg->chroot_base = strdup(DEFAULT_CHROOT_BASE);
+    cfg->qemu_path = strdup(DEFAULT_QEMU_PATH);
+    return cfg->lock_file && cfg->chroot_base && cfg->qemu_path
+               ? 0
+               : XLREAPER_ERROR_NOMEM;
 }
 
 /* ---------- reading the file ---------- */
@@ -243,6 +364,7 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
     case KEY_UNSIGNED:
     case KEY_UID:
     case KEY_BOOL:
+    case KEY_U64:
         e = xlu_cfg_get_long(xlu, k->key, &v, 1);
         if (e) {
             LOG(ERROR, "%s:%u: %s must be a number", w->path, line,
@@ -258,6 +380,8 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
             *(!strcmp(k->key, "dm_uid_base") ? want_base : want_reaper) = v;
         else if (k->type == KEY_BOOL)
             *(bool *)((char *)cfg + k->offset) = v != 0;
+        else if (k->type == KEY_U64)
+            *(uint64_t *)((char *)cfg + k->offset) = (uint64_t)v;
         else
             *(unsigned *)((char *)cfg + k->offset) = (unsigned)v;
         return 0;

@@ -167,4 +167,91 @@ _hidden int xlreaper__write_all(int fd, const void *buf, size_t len);
 /* close(2) keeping errno. */
 _hidden void xlreaper__close_keep_errno(int fd);
 
+/* ---------- spawn: the QEMU command line (xlreaper_qemu_args.c) ---------- */
+
+/* Descriptors a command line may name for the DM to inherit. */
+#define XLREAPER__MAX_KEEP_FDS 64
+
+/* How QEMU is told to switch uid, or to chroot, itself. */
+typedef enum {
+    XLREAPER__QEMU_FORM_NONE = 0,
+    XLREAPER__QEMU_FORM_OPTION,   /* -runas uid:gid, -chroot dir */
+    XLREAPER__QEMU_FORM_RUN_WITH, /* -run-with user=uid:gid / chroot=dir */
+} xlreaper__qemu_form;
+
+/* What the command line says, found by xlreaper__qemu_cmdline_parse. */
+typedef struct {
+    int keep[XLREAPER__MAX_KEEP_FDS]; /* > 2, sorted, unique */
+    unsigned num_keep;
+    xlreaper__qemu_form runas_form;
+    const char *runas;  /* "uid:gid" as given (from argv or runas_buf),
+                         * or NULL */
+    char runas_buf[64];
+    xlreaper__qemu_form chroot_form;
+    const char *chroot; /* its directory, or NULL; for the run-with form
+                         * a pointer into chroot_buf */
+    char chroot_buf[4096];
+} xlreaper__qemu_cmdline;
+
+/*
+ * Parses what the restriction needs from a QEMU command line (argv[0]
+ * is the program): the descriptors it names (fd=N, fds=N:M, vhostfd=N,
+ * vhostfds=, addr.type=fd + addr.str=N in -chardev, -netdev, -net,
+ * -device, -object and -add-fd; -incoming fd:N), and its -runas /
+ * -run-with user= and -chroot / -run-with chroot=.  A malformed or
+ * ambiguous one (a descriptor that is not a plain number, two uid
+ * switches) is refused: 0, or _INVAL logged with domid.
+ */
+_hidden int xlreaper__qemu_cmdline_parse(xlreaper_ctx *ctx, uint32_t domid,
+                                         char *const argv[],
+                                         xlreaper__qemu_cmdline *cl);
+
+/* "uid:gid" with decimal ids, as QEMU's -runas takes them.  0 or -1. */
+_hidden int xlreaper__qemu_parse_ids(const char *s, uid_t *uid_r,
+                                     gid_t *gid_r);
+
+#define XLREAPER__QEMU_HAS_RUNAS 1u           /* -runas */
+#define XLREAPER__QEMU_HAS_RUN_WITH_USER 2u   /* -run-with user= (9.1+) */
+#define XLREAPER__QEMU_HAS_CHROOT 4u          /* -chroot (up to 8.2) */
+#define XLREAPER__QEMU_HAS_RUN_WITH_CHROOT 8u /* -run-with chroot= (8.1+) */
+
+/* The XLREAPER__QEMU_HAS_* that a `qemu -help` text lists. */
+_hidden unsigned xlreaper__qemu_help_features(const char *text, size_t len);
+
+/* Runs `path -help` and returns its features.  0, _INVAL or _FAIL. */
+_hidden int xlreaper__qemu_probe(xlreaper_ctx *ctx, uint32_t domid,
+                                 const char *path, unsigned *features_r);
+
+/* ---------- spawn: descriptors and cgroups ---------- */
+
+/*
+ * Logs every descriptor open to /dev/xen/ or /proc/xen/ (the toolstack
+ * leak the upstream deprivilege mail worries about): as a warning when
+ * it lacks close-on-exec and so would have reached the DM had the spawn
+ * not closed it, or is kept for it.  Returns how many it found.
+ */
+_hidden unsigned xlreaper__report_xen_fds(xlreaper_ctx *ctx, uint32_t domid,
+                                          const int *keep, unsigned num_keep);
+
+/* fd moved to a number above 2 (close-on-exec), so that it cannot pass
+ * for a standard descriptor in a child; fd itself if it already is.  The
+ * new fd, or -1 with errno (fd is closed then). */
+_hidden int xlreaper__fd_above_stdio(int fd);
+
+/* The lock's descriptor (above 2, close-on-exec), for a spawn in place
+ * that must hold the lock until execve. */
+_hidden int xlreaper__lock_fd(const xlreaper_lock *lock);
+
+/* 0 when path is a directory on a cgroup2 file system, else _INVAL. */
+_hidden int xlreaper__cgroup_check(xlreaper_ctx *ctx, uint32_t domid,
+                                   const char *path);
+/*
+ * Makes parent/dm-<domid> (refusing one that still has tasks: _BUSY) and
+ * opens its cgroup.procs for writing.  *dir_r is malloc'd.  0, _BUSY,
+ * _FAIL, _NOMEM.
+ */
+_hidden int xlreaper__cgroup_prepare(xlreaper_ctx *ctx, uint32_t domid,
+                                     const char *parent, char **dir_r,
+                                     int *procs_fd_r);
+
 #endif /* XLREAPER_INTERNAL_H */

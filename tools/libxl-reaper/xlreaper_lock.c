@@ -55,6 +55,9 @@ static int open_lock_file(xlreaper_ctx *ctx, const char *path, int *fd_r)
         fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
                   0600);
     }
+    /* Never 0-2: a spawn child keeps those for the DM. */
+    if (fd >= 0)
+        fd = xlreaper__fd_above_stdio(fd);
     if (fd < 0) {
         LOGE(ERROR, "opening the reaper lock %s", path);
         return XLREAPER_ERROR_FAIL;
@@ -145,6 +148,11 @@ void xlreaper_lock_release(xlreaper_lock *lock)
         return;
     close(lock->fd); /* drops the flock */
     free(lock);
+}
+
+int xlreaper__lock_fd(const xlreaper_lock *lock)
+{
+    return lock->fd;
 }
 
 uint64_t xlreaper_lock_wait_us(const xlreaper_lock *lock)

@@ -219,7 +219,7 @@ static unsigned count_killed(tid_set *seen, const xlreaper_task_list *before)
     unsigned n = 0;
 
     if (!seen->num)
-        return 0;
+        return 0; /* qsort's base may not be NULL, even for 0 */
     qsort(seen->tids, seen->num, sizeof(pid_t), cmp_pid);
     for (size_t i = 0; i < seen->num; i++) {
         if (i && seen->tids[i] == seen->tids[i - 1])

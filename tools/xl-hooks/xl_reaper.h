@@ -41,6 +41,7 @@ extern const xlr_command xlr_commands[];
 int xlr_cmd_uid(xlr_cli *cli, int argc, char **argv);
 int xlr_cmd_spawn(xlr_cli *cli, int argc, char **argv);
 int xlr_cmd_kill(xlr_cli *cli, int argc, char **argv);
+int xlr_cmd_destroy(xlr_cli *cli, int argc, char **argv);
 int xlr_cmd_status(xlr_cli *cli, int argc, char **argv);
 int xlr_cmd_check(xlr_cli *cli, int argc, char **argv);
 int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv);

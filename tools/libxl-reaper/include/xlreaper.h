@@ -131,7 +131,8 @@ typedef struct {
     bool dumpable;               /* PR_SET_DUMPABLE after the switch */
     const char *chroot_base;     /* chroot to <base>/qemu-root-<domid>
                                   * when that directory exists */
-    const char *cgroup_parent;   /* cgroup v2 dir; NULL: no cgroup */
+    const char *cgroup_parent;   /* cgroup v2 dir; NULL: no cgroup.
+                                  * The DM joins <it>/dm-<domid> */
     const char *qemu_path;       /* for qemu-dm-restrict */
 
     /* Daemon. */
@@ -156,6 +157,15 @@ const xlreaper_config *xlreaper_config_get(const xlreaper_ctx *ctx);
 
 /* The i-th config key the parser accepts, or NULL past the last. */
 const char *xlreaper_config_key_name(unsigned i);
+
+/*
+ * The value in force of the i-th key, as it would be written in the
+ * config file (a string quoted), into buf.  Returns 0; 1 for a path
+ * that is not set (buf then ""); _INVAL when i is past the last key or
+ * buf is too small.
+ */
+int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
+                              char *buf, size_t size);
 
 /* ---------- uids ---------- */
 
@@ -223,6 +233,38 @@ int xlreaper_uid_empty(xlreaper_ctx *ctx, uid_t uid, bool *empty_r);
  * racer it is a snapshot.  0, _FAIL or _INVAL.
  */
 int xlreaper_uid_count(xlreaper_ctx *ctx, uid_t uid, unsigned *count_r);
+
+/* ---------- a census of the DM uid range, for sweeps ---------- */
+
+typedef struct {
+    uint32_t live;    /* sightings of tasks alive (any state but zombie) */
+    uint32_t zombies; /* of zombies: nothing left to kill */
+} xlreaper_census_entry;
+
+/*
+ * One pass over /proc that counts every task (thread) against each DM
+ * uid among its real, effective, saved and filesystem uids, then a few
+ * samples of the newest pids, where a fork racer is most likely to be
+ * (so one task may be sighted more than once).  counts has
+ * xlreaper_max_domid() + 1 entries, indexed by domid; the call zeroes it
+ * first.  *tasks_r (may be NULL) is the number of tasks the pass read.
+ * A hint,
+ * not a verdict: a fork racer can escape a pass, so a uid counted empty
+ * may not be; confirm a busy one with xlreaper_reap, which asks the
+ * kernel.  0, _INVAL (no config) or _FAIL.
+ */
+int xlreaper_census(xlreaper_ctx *ctx, xlreaper_census_entry *counts,
+                    unsigned *tasks_r);
+
+/*
+ * The kernel's own answer for the DM uids of domids first ..
+ * first + num - 1: busy_r[i] is set when that uid has any task, live or
+ * zombie.  Exact, as xlreaper_uid_empty is, at one vfork per uid (about
+ * 0.1 ms) instead of two forks; a fork racer cannot escape it.  Kills
+ * nothing.  0, _INVAL, _PERM or _FAIL.
+ */
+int xlreaper_census_kernel(xlreaper_ctx *ctx, uint32_t first, uint32_t num,
+                           bool *busy_r);
 
 /* ---------- the global lock ---------- */
 
@@ -307,6 +349,14 @@ typedef struct xlreaper_spawn_plan xlreaper_spawn_plan;
  * Computes everything a restricted start of prog under domid's DM ids
  * needs, so that the child only applies it.  prog without a '/' is looked
  * up in PATH.  argv is copied.  Touches no process.  0, _INVAL, _NOMEM.
+ *
+ * argv is read as a QEMU command line: the descriptors it names (fd=N in
+ * -chardev/-netdev/-device/-object/-add-fd, -incoming fd:N, ...) are the
+ * only ones above 2 the DM keeps, and must be open now; any descriptor
+ * open to /dev/xen or /proc/xen is logged.  With uid_switch "runas" the
+ * line must carry -runas / -run-with user= with exactly this domain's
+ * uid:gid (and, when <chroot_base>/qemu-root-<domid> exists, -chroot
+ * there); what is missing is added in the form `prog -help` offers.
  */
 int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
                             const char *prog, char *const argv[],
@@ -328,7 +378,10 @@ int xlreaper_spawn_exec(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
 
 /*
  * As xlreaper_spawn_exec, but in a forked child; the parent learns of
- * any failing step through a CLOEXEC pipe and reports it.  On success
+ * any failing step through a CLOEXEC pipe and reports it.  In exec mode
+ * the child itself checks, as it takes the uid, that the uid has no
+ * other task (no probe process; see xlreaper_spawn.c).  Safe to call
+ * from a threaded caller (one ctx per thread).  On success
  * *pid_r is the DM's pid and, if pidfd_r is not NULL, *pidfd_r a pidfd
  * for it (O_CLOEXEC; the caller closes it).  The caller reaps the child.
  */

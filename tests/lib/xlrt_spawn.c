@@ -1,0 +1,258 @@
+/*
+ * xlrt_spawn.c - helpers for the spawn suites.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "xlrt_spawn.h"
+
+/* ---------- ctx and programs ---------- */
+
+xlreaper_ctx *xlrt_spawn_ctx(const char *tmpdir, unsigned long base,
+                             const char *extra)
+{
+    xlreaper_ctx *ctx;
+    char *text, *path;
+
+    assert_true(asprintf(&text,
+                         "dm_uid_base = %lu\n"
+                         "lock_file = \"%s/lock\"\n"
+                         "chroot_base = \"%s\"\n"
+                         "%s",
+                         base, tmpdir, tmpdir, extra ? extra : "") > 0);
+    path = xlrt_write_file(tmpdir, "xl-reaper.conf", text);
+    assert_int_equal(xlreaper_ctx_alloc(&ctx, xlrt_capture_logger()), 0);
+    assert_int_equal(
+        xlreaper_config_load(ctx, path, XLREAPER_CONFIG_MUST_EXIST), 0);
+    free(path);
+    free(text);
+    return ctx;
+}
+
+char *xlrt_prog(const char *name)
+{
+    char *p, *abs;
+
+    assert_true(asprintf(&p, "%s/tests/progs/%s", xlrt_build_dir(), name) > 0);
+    abs = realpath(p, NULL);
+    assert_non_null(abs);
+    free(p);
+    return abs;
+}
+
+/* ---------- the probe ---------- */
+
+#define MAX_LIVE 64
+static pid_t live[MAX_LIVE];
+
+static void live_add(pid_t pid)
+{
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (!live[i]) {
+            live[i] = pid;
+            return;
+        }
+}
+
+static void live_remove(pid_t pid)
+{
+    for (int i = 0; i < MAX_LIVE; i++)
+        if (live[i] == pid)
+            live[i] = 0;
+}
+
+void xlrt_probe_cleanup(void)
+{
+    int status;
+
+    for (int i = 0; i < MAX_LIVE; i++) {
+        if (!live[i])
+            continue;
+        /* Our own unreaped child: the pid cannot have been reused. */
+        kill(live[i], SIGKILL);
+        while (waitpid(live[i], &status, 0) < 0 && errno == EINTR)
+            ;
+        live[i] = 0;
+    }
+}
+
+static char *read_to_eof(int fd)
+{
+    size_t len = 0, cap = 4096;
+    char *buf = malloc(cap);
+    ssize_t r;
+
+    assert_non_null(buf);
+    for (;;) {
+        r = read(fd, buf + len, cap - len - 1);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+        if (cap - len < 2) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+int xlrt_probe_spawn(xlreaper_ctx *ctx, uint32_t domid, const char *mode,
+                     const char *const *extra, xlrt_probe *p)
+{
+    xlreaper_spawn_plan *plan = NULL;
+    char *prog = xlrt_prog("spawn_probe");
+    char *argv[64], fdarg[32];
+    int fds[2], rc, n = 0, status;
+
+    p->pid = -1;
+    p->report = NULL;
+    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+    /* Off 0-2, which a test may have closed on purpose. */
+    for (int i = 0; i < 2; i++) {
+        if (fds[i] <= 2) {
+            int nfd = fcntl(fds[i], F_DUPFD_CLOEXEC, 3);
+            assert_true(nfd > 2);
+            close(fds[i]);
+            fds[i] = nfd;
+        }
+    }
+    snprintf(fdarg, sizeof(fdarg), "fd=%d,set=1", fds[1]);
+    argv[n++] = prog;
+    argv[n++] = (char *)mode;
+    argv[n++] = (char *)"-add-fd";
+    argv[n++] = fdarg;
+    for (unsigned i = 0; extra && extra[i] && n < 63; i++)
+        argv[n++] = (char *)extra[i];
+    argv[n] = NULL;
+
+    rc = xlreaper_spawn_plan_new(ctx, domid, prog, argv, &plan);
+    if (!rc)
+        rc = xlreaper_spawn(ctx, plan, 0, &p->pid, NULL);
+    xlreaper_spawn_plan_free(plan);
+    close(fds[1]);
+    if (!rc) {
+        live_add(p->pid);
+        p->report = read_to_eof(fds[0]);
+        if (!strcmp(mode, "exit")) {
+            while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+                ;
+            live_remove(p->pid);
+            p->pid = -1;
+        }
+    }
+    close(fds[0]);
+    free(prog);
+    return rc;
+}
+
+void xlrt_probe_stop(xlrt_probe *p)
+{
+    int status;
+
+    if (p->pid > 0) {
+        /* Our own unreaped child: the pid cannot have been reused. */
+        kill(p->pid, SIGKILL);
+        while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+            ;
+        live_remove(p->pid);
+    }
+    p->pid = -1;
+    free(p->report);
+    p->report = NULL;
+}
+
+/* ---------- /proc ---------- */
+
+char *xlrt_proc_read(pid_t pid, const char *file)
+{
+    char path[128];
+    char *text;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, file);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    text = read_to_eof(fd);
+    close(fd);
+    return text;
+}
+
+char *xlrt_status_field(const char *status, const char *field)
+{
+    size_t fl = strlen(field);
+    const char *p = status;
+
+    while (p && *p) {
+        if (!strncmp(p, field, fl) && p[fl] == ':') {
+            const char *v = p + fl + 1, *end = strchr(v, '\n');
+            size_t n;
+            while (*v == ' ' || *v == '\t')
+                v++;
+            n = end ? (size_t)(end - v) : strlen(v);
+            while (n && (v[n - 1] == ' ' || v[n - 1] == '\t'))
+                n--;
+            return strndup(v, n);
+        }
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+    return NULL;
+}
+
+static uint64_t limit_value(const char *s)
+{
+    return !strncmp(s, "unlimited", 9) ? UINT64_MAX : strtoull(s, NULL, 10);
+}
+
+int xlrt_limit(pid_t pid, const char *name, uint64_t *soft, uint64_t *hard)
+{
+    char *text = xlrt_proc_read(pid, "limits"), *p;
+    size_t nl = strlen(name);
+    int rc = -1;
+
+    for (p = text; p && *p;) {
+        if (!strncmp(p, name, nl) && p[nl] == ' ') {
+            /* Columns: name (25 chars), soft, hard, units. */
+            char *v = p + 26;
+            *soft = limit_value(v);
+            while (*v && *v != ' ')
+                v++;
+            while (*v == ' ')
+                v++;
+            *hard = limit_value(v);
+            rc = 0;
+            break;
+        }
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+    free(text);
+    return rc;
+}
+
+bool xlrt_has_line(const char *text, const char *line)
+{
+    size_t l = strlen(line);
+
+    for (const char *p = text; p && *p;) {
+        if (!strncmp(p, line, l) && (p[l] == '\n' || p[l] == '\0'))
+            return true;
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+    return false;
+}

@@ -1,0 +1,54 @@
+/*
+ * xlrt_spawn.h - helpers for the spawn suites (tests/spawn): a ctx in
+ * the suite's own uid block (logging to xlrt_capture_logger), the probe
+ * program's report, and /proc readers.  Like xlr_test.h they read
+ * the kernel directly, never through the library under test.
+ */
+#ifndef XLRT_SPAWN_H
+#define XLRT_SPAWN_H
+
+#include "xlr_test.h"
+
+/*
+ * A ctx with the capture logger, whose config puts the DM uids at base
+ * (the pet is the base too), the lock in tmpdir, chroots under tmpdir,
+ * followed by the lines in extra (may be NULL).
+ */
+xlreaper_ctx *xlrt_spawn_ctx(const char *tmpdir, unsigned long base,
+                             const char *extra);
+
+/* Path of a program in build/tests/progs (malloc'd). */
+char *xlrt_prog(const char *name);
+
+/* A started probe: its pid and the report it wrote. */
+typedef struct {
+    pid_t pid;
+    char *report; /* malloc'd; "" if it wrote nothing */
+} xlrt_probe;
+
+/*
+ * Spawns build/tests/progs/spawn_probe MODE ("wait" or "exit") with
+ * -add-fd fd=N,set=1 (N the write end of a fresh pipe) and the extra
+ * arguments, through xlreaper_spawn.  Returns the spawn's rc; on 0 the
+ * report is read to its end.  Stop a "wait" probe with
+ * xlrt_probe_stop; an "exit" one is reaped here.
+ */
+int xlrt_probe_spawn(xlreaper_ctx *ctx, uint32_t domid, const char *mode,
+                     const char *const *extra, xlrt_probe *p);
+void xlrt_probe_stop(xlrt_probe *p);
+/* Stops every probe still running (a test's teardown: an assertion that
+ * failed skipped its xlrt_probe_stop). */
+void xlrt_probe_cleanup(void);
+
+/* /proc/<pid>/<file> as a string (malloc'd), or NULL. */
+char *xlrt_proc_read(pid_t pid, const char *file);
+/* The value of "Field:" in a status text, trimmed (malloc'd), or NULL. */
+char *xlrt_status_field(const char *status, const char *field);
+/* Soft and hard limit of the /proc/<pid>/limits line starting with
+ * name ("Max processes"); "unlimited" reads as UINT64_MAX.  0 or -1. */
+int xlrt_limit(pid_t pid, const char *name, uint64_t *soft, uint64_t *hard);
+
+/* 1 when text has a line equal to line. */
+bool xlrt_has_line(const char *text, const char *line);
+
+#endif /* XLRT_SPAWN_H */

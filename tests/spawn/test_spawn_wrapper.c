@@ -1,0 +1,534 @@
+/*
+ * test_spawn_wrapper.c - build/libexec/qemu-dm-restrict against a fake
+ * QEMU (tests/progs/fake_qemu.c, which prints what it got): arguments
+ * pass through unchanged apart from -runas (and -chroot) added in the
+ * form the "installed" QEMU's -help offers, a bad or missing -xen-domid
+ * and a mismatched -runas are refused, the pid stays the same (exec in
+ * place), and it works after libxl's own preexec.
+ * uid block: base 4200000 (domids 61..90).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "xlrt_spawn.h"
+
+#define BASE 4200000ul
+
+typedef struct {
+    char *dir;
+    pid_t bystander; /* stopped by teardown if a check failed first */
+    char *conf;
+    char *fake;
+    char *wrapper;
+} fixture;
+
+static void write_conf(fixture *f, const char *extra)
+{
+    char *text;
+
+    free(f->conf);
+    assert_true(asprintf(&text,
+                         "dm_uid_base = %lu\n"
+                         "lock_file = \"%s/lock\"\n"
+                         "chroot_base = \"%s\"\n"
+                         "qemu_path = \"%s\"\n"
+                         "%s",
+                         BASE, f->dir, f->dir, f->fake,
+                         extra ? extra : "uid_switch = \"runas\"\n") > 0);
+    f->conf = xlrt_write_file(f->dir, "xl-reaper.conf", text);
+    free(text);
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    char *w;
+
+    f->dir = xlrt_tmpdir();
+    f->fake = xlrt_prog("fake_qemu");
+    assert_true(asprintf(&w, "%s/libexec/qemu-dm-restrict", xlrt_build_dir()) >
+                0);
+    f->wrapper = realpath(w, NULL);
+    assert_non_null(f->wrapper);
+    free(w);
+    write_conf(f, NULL);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    /* Its parent death signal went with its setresuid: stop it here. */
+    if (f->bystander > 0)
+        xlrt_bystander_stop(f->bystander);
+    xlrt_tmpdir_remove(f->dir);
+    free(f->conf);
+    free(f->fake);
+    free(f->wrapper);
+    free(f);
+    return 0;
+}
+
+typedef struct {
+    pid_t pid;
+    int status;
+    char *out, *err;
+} run_result;
+
+static void run_result_dispose(run_result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static char *slurp(int fd)
+{
+    size_t len = 0, cap = 8192;
+    char *buf = malloc(cap);
+    ssize_t n;
+
+    assert_non_null(buf);
+    while ((n = read(fd, buf + len, cap - len - 1)) != 0) {
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            break;
+        len += (size_t)n;
+        if (cap - len < 2) {
+            cap *= 2;
+            buf = realloc(buf, cap);
+            assert_non_null(buf);
+        }
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+/*
+ * Runs the wrapper with args as libxl would: first what
+ * libxl__spawn_local_dm's inner child does before exec (setsid, and
+ * libxl__local_dm_preexec_restrict's namespaces and limits, here
+ * written out from its documented effect), stdin on /dev/null.
+ */
+static void run_wrapper(fixture *f, const char *help, char *const args[],
+                        run_result *r)
+{
+    int out[2], err[2];
+    char *argv[64];
+    int n = 0;
+
+    argv[n++] = f->wrapper;
+    for (int i = 0; args[i] && n < 63; i++)
+        argv[n++] = args[i];
+    argv[n] = NULL;
+    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(err, O_CLOEXEC), 0);
+    r->pid = fork();
+    assert_true(r->pid >= 0);
+    if (r->pid == 0) {
+        static const struct {
+            int res;
+            rlim_t lim;
+        } libxl_limits[] = {
+            { RLIMIT_FSIZE, 256 * 1024 }, { RLIMIT_CORE, 0 },
+            { RLIMIT_MSGQUEUE, 0 },       { RLIMIT_LOCKS, 0 },
+            { RLIMIT_MEMLOCK, 0 },
+        };
+        int null = open("/dev/null", O_RDONLY);
+        setsid();
+        if (unshare(CLONE_NEWNS | CLONE_NEWIPC) < 0)
+            _exit(120);
+        for (size_t i = 0; i < 5; i++) {
+            struct rlimit rl = { libxl_limits[i].lim, libxl_limits[i].lim };
+            if (setrlimit(libxl_limits[i].res, &rl) < 0)
+                _exit(121);
+        }
+        dup2(null, 0);
+        dup2(out[1], 1);
+        dup2(err[1], 2);
+        setenv("XL_REAPER_CONFIG", f->conf, 1);
+        setenv("FAKE_QEMU_HELP", help, 1);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(out[1]);
+    close(err[1]);
+    r->out = slurp(out[0]);
+    r->err = slurp(err[0]);
+    close(out[0]);
+    close(err[0]);
+    assert_int_equal(waitpid(r->pid, &r->status, 0), r->pid);
+}
+
+static int exit_code(const run_result *r)
+{
+    return WIFEXITED(r->status) ? WEXITSTATUS(r->status) : -1;
+}
+
+/* The fake's "arg=" lines after argv[0], joined with ' '. */
+static char *args_seen(const char *out)
+{
+    char *joined = calloc(1, strlen(out) + 1);
+    size_t n = 0;
+    bool first = true;
+
+    for (const char *p = out; p && *p;) {
+        const char *end = strchr(p, '\n');
+        size_t l = end ? (size_t)(end - p) : strlen(p);
+        if (!strncmp(p, "arg=", 4)) {
+            if (!first) {
+                memcpy(joined + n, p + 4, l - 4);
+                n += l - 4;
+                joined[n++] = ' ';
+            }
+            first = false;
+        }
+        p = end ? end + 1 : NULL;
+    }
+    if (n)
+        joined[n - 1] = '\0';
+    return joined;
+}
+
+static void expect_ran(const run_result *r)
+{
+    char want[64];
+
+    if (exit_code(r) != 0)
+        fail_msg("wrapper exit %d, stderr:\n%s", exit_code(r), r->err);
+    /* Exec in place: QEMU has the pid libxl forked. */
+    snprintf(want, sizeof(want), "pid=%ld", (long)r->pid);
+    assert_true(xlrt_has_line(r->out, want));
+}
+
+static void expect_refused(const run_result *r, const char *why)
+{
+    if (exit_code(r) != 1)
+        fail_msg("wrapper exit %d, want 1; stderr:\n%s", exit_code(r), r->err);
+    assert_string_equal(r->out, ""); /* QEMU never ran */
+    if (!strstr(r->err, why))
+        fail_msg("stderr lacks '%s':\n%s", why, r->err);
+}
+
+/* ---------- passing through ---------- */
+
+/* libxl 4.17's own command line for a dm_restrict HVM guest, with the
+ * pre-opened QMP socket it leaves inheritable. */
+static void test_passthrough_libxl_cmdline(void **state)
+{
+    fixture *f = *state;
+    int qmp = open("/dev/null", O_RDWR);   /* no CLOEXEC, as libxl's */
+    int stray = open("/dev/null", O_RDWR); /* a leak, not named */
+    char chardev[128], joined[1024], want_fds[64], want_ids[64];
+    char *seen;
+    run_result r;
+
+    assert_true(qmp > 2 && stray > qmp);
+    snprintf(chardev, sizeof(chardev),
+             "socket,id=libxl-cmd,fd=%d,server=on,wait=off", qmp);
+    char *const args[] = {
+        "-xen-domid",
+        "61",
+        "-no-shutdown",
+        "-chardev",
+        chardev,
+        "-S",
+        "-mon",
+        "chardev=libxl-cmd,mode=control",
+        "-xen-domid-restrict",
+        "-runas",
+        "4200061:4200061",
+        "-nodefaults",
+        "-name",
+        "guest,fd=99",
+        "-machine",
+        "xenfv,suppress-vmdesc=on",
+        NULL,
+    };
+
+    run_wrapper(f, "runas", args, &r);
+    expect_ran(&r);
+    seen = args_seen(r.out);
+    joined[0] = '\0';
+    for (int i = 0; args[i]; i++)
+        snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined),
+                 "%s%s", i ? " " : "", args[i]);
+    assert_string_equal(seen, joined);
+    /* argv[0] is QEMU's own path, as libxl would have given it. */
+    snprintf(joined, sizeof(joined), "arg=%s", f->fake);
+    assert_true(xlrt_has_line(r.out, joined));
+    snprintf(want_fds, sizeof(want_fds), "fds=0,1,2,%d", qmp);
+    assert_true(xlrt_has_line(r.out, want_fds));
+    /* Root until QEMU switches itself; the gid already taken. */
+    snprintf(want_ids, sizeof(want_ids), "ids=0,0,0:%lu,%lu,%lu", BASE + 61,
+             BASE + 61, BASE + 61);
+    assert_true(xlrt_has_line(r.out, want_ids));
+    free(seen);
+    run_result_dispose(&r);
+    close(qmp);
+    close(stray);
+}
+
+static void test_runas_added(void **state)
+{
+    fixture *f = *state;
+    char *const args[] = { "-xen-domid", "62", "-S", NULL };
+    char *seen, dir[4096], want[8192];
+    run_result r;
+
+    /* QEMU 7.2: -runas; no chroot dir, so no -chroot. */
+    run_wrapper(f, "runas", args, &r);
+    expect_ran(&r);
+    seen = args_seen(r.out);
+    assert_string_equal(seen, "-xen-domid 62 -S -runas 4200062:4200062");
+    free(seen);
+    run_result_dispose(&r);
+
+    /* With libxl's chroot dir: -chroot too. */
+    snprintf(dir, sizeof(dir), "%s/qemu-root-62", f->dir);
+    assert_int_equal(mkdir(dir, 0), 0);
+    run_wrapper(f, "runas", args, &r);
+    expect_ran(&r);
+    seen = args_seen(r.out);
+    snprintf(want, sizeof(want),
+             "-xen-domid 62 -S -runas 4200062:4200062 -chroot %s", dir);
+    assert_string_equal(seen, want);
+    free(seen);
+    run_result_dispose(&r);
+
+    /* QEMU 9.1: -run-with, for both. */
+    run_wrapper(f, "run-with", args, &r);
+    expect_ran(&r);
+    seen = args_seen(r.out);
+    snprintf(want, sizeof(want),
+             "-xen-domid 62 -S -run-with user=4200062:4200062 -run-with "
+             "chroot=%s",
+             dir);
+    assert_string_equal(seen, want);
+    free(seen);
+    run_result_dispose(&r);
+
+    /* A QEMU that offers neither. */
+    run_wrapper(f, "none", args, &r);
+    expect_refused(&r, "offers neither -runas nor -run-with user=");
+    run_result_dispose(&r);
+    run_wrapper(f, "fail", args, &r);
+    expect_refused(&r, "cannot tell which options it takes");
+    run_result_dispose(&r);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* libxl's own form in range-base mode: the range base's gid. */
+static void test_runas_range_base_gid(void **state)
+{
+    fixture *f = *state;
+    char *const args[] = { "-xen-domid", "63", "-runas", "4200063:4200000",
+                           NULL };
+    run_result r;
+
+    write_conf(f, "uid_switch = \"runas\"\ndm_gid_mode = \"range-base\"\n");
+    run_wrapper(f, "runas", args, &r);
+    expect_ran(&r);
+    assert_true(xlrt_has_line(r.out, "ids=0,0,0:4200000,4200000,4200000"));
+    run_result_dispose(&r);
+
+    /* The same line under per-domain gids is a mismatch. */
+    write_conf(f, NULL);
+    run_wrapper(f, "runas", args, &r);
+    expect_refused(&r, "runs it as 4200063:4200000, but this domain's "
+                       "device model ids are 4200063:4200063");
+    run_result_dispose(&r);
+}
+
+/* ---------- refused ---------- */
+
+static void test_runas_mismatch_refused(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        const char *a[8];
+        const char *why;
+    } cases[] = {
+        { { "-xen-domid", "64", "-runas", "4200065:4200065" },
+          "runs it as 4200065:4200065, but this domain's device model ids "
+          "are 4200064:4200064" },
+        { { "-xen-domid", "64", "-runas", "0:0" }, "runs it as 0:0" },
+        { { "-xen-domid", "64", "-runas", "xen-qemuuser-range-base" },
+          "runs it as \"xen-qemuuser-range-base\", not as uid:gid" },
+        { { "-xen-domid", "64", "-runas", "4200064" }, "not as uid:gid" },
+        { { "-xen-domid", "64", "-runas", "4200064:" }, "not as uid:gid" },
+        /* 04200064 is octal to QEMU: another uid */
+        { { "-xen-domid", "64", "-runas", "04200064:4200064" },
+          "not as uid:gid" },
+        { { "-xen-domid", "64", "-runas", "4200064:4200064", "-runas",
+            "4200064:4200064" },
+          "names the user to run as twice" },
+        { { "-xen-domid", "64", "-run-with", "user=1:1" },
+          "runs it as 1:1, but" },
+        { { "-xen-domid", "64", "-runas", "4200064:4200064", "-run-with",
+            "user=4200064:4200064" },
+          "names the user to run as twice" },
+        { { "-xen-domid", "64", "-runas" }, "-runas has no value" },
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        run_result r;
+        run_wrapper(f, "runas", (char *const *)cases[i].a, &r);
+        expect_refused(&r, cases[i].why);
+        run_result_dispose(&r);
+    }
+}
+
+static void test_chroot_mismatch_refused(void **state)
+{
+    fixture *f = *state;
+    char dir[4096];
+    char *const args[] = { "-xen-domid", "66", "-runas", "4200066:4200066",
+                           "-chroot",    "/",  NULL };
+    run_result r;
+
+    snprintf(dir, sizeof(dir), "%s/qemu-root-66", f->dir);
+    assert_int_equal(mkdir(dir, 0), 0);
+    run_wrapper(f, "runas", args, &r);
+    expect_refused(&r, "chroots it to /, not to this domain's");
+    run_result_dispose(&r);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+static void test_bad_domid_refused(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        const char *a[6];
+        const char *why;
+    } cases[] = {
+        { { "-S", "-machine", "xenfv" }, "no -xen-domid" },
+        { { "-xen-domid" }, "-xen-domid without a value" },
+        { { "-xen-domid", "0" }, "expected a domid from 1 to 32751" },
+        { { "-xen-domid", "32752" }, "expected a domid from 1 to 32751" },
+        { { "-xen-domid", "4294967363" }, "expected a domid" },
+        { { "-xen-domid", "-5" }, "expected a domid" },
+        { { "-xen-domid", "67x" }, "expected a domid" },
+        { { "-xen-domid", "" }, "expected a domid" },
+        { { "-xen-domid", "67", "-xen-domid", "68" },
+          "-xen-domid given twice" },
+        { { "-xen-domid", "67", "--xen-domid", "67" },
+          "-xen-domid given twice" },
+        { { "-xen-domid=67" }, "takes -xen-domid N as two arguments" },
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        run_result r;
+        run_wrapper(f, "runas", (char *const *)cases[i].a, &r);
+        expect_refused(&r, cases[i].why);
+        run_result_dispose(&r);
+    }
+}
+
+static void test_qemu_path_checked(void **state)
+{
+    fixture *f = *state;
+    char *const args[] = { "-xen-domid", "69", NULL };
+    char *extra;
+    run_result r;
+
+    assert_true(asprintf(&extra, "uid_switch = \"runas\"\n") > 0);
+    free(f->fake);
+    f->fake = strdup("/nonexistent/qemu");
+    write_conf(f, extra);
+    run_wrapper(f, "runas", args, &r);
+    expect_refused(&r, "qemu_path /nonexistent/qemu: No such file");
+    run_result_dispose(&r);
+
+    free(f->fake);
+    f->fake = strdup(f->wrapper);
+    write_conf(f, extra);
+    run_wrapper(f, "runas", args, &r);
+    expect_refused(&r, "is this wrapper");
+    run_result_dispose(&r);
+    free(extra);
+}
+
+/* exec mode cannot honour QEMU's own -runas: said, not left to QEMU. */
+static void test_exec_mode_with_runas_refused(void **state)
+{
+    fixture *f = *state;
+    char *const args[] = { "-xen-domid", "70", "-runas", "4200070:4200070",
+                           NULL };
+    run_result r;
+
+    write_conf(f, "uid_switch = \"exec\"\n");
+    run_wrapper(f, "runas", args, &r);
+    expect_refused(&r, "use uid_switch = \"runas\"");
+    run_result_dispose(&r);
+}
+
+/* exec mode: the wrapper becomes QEMU already under the DM uid. */
+static void test_exec_mode(void **state)
+{
+    fixture *f = *state;
+    char *const args[] = { "-xen-domid", "71", "-S", NULL };
+    char *seen;
+    run_result r;
+
+    write_conf(f, "uid_switch = \"exec\"\n");
+    run_wrapper(f, "runas", args, &r);
+    expect_ran(&r);
+    assert_true(xlrt_has_line(r.out, "ids=4200071,4200071,4200071:4200071,"
+                                     "4200071,4200071"));
+    seen = args_seen(r.out);
+    assert_string_equal(seen, "-xen-domid 71 -S");
+    free(seen);
+    run_result_dispose(&r);
+}
+
+/* The uid of the domid still busy: refused, the stale task untouched. */
+static void test_busy_uid_refused(void **state)
+{
+    fixture *f = *state;
+    char *const args[] = { "-xen-domid", "72", "-runas", "4200072:4200072",
+                           NULL };
+    pid_t stale = f->bystander = xlrt_bystander_start(BASE + 72);
+    run_result r;
+
+    for (int i = 0; xlrt_kernel_count(BASE + 72) < 1; i++) {
+        assert_true(i < 10000); /* it never took the uid */
+        usleep(1000);
+    }
+    run_wrapper(f, "runas", args, &r);
+    expect_refused(&r, "uid 4200072 still has tasks");
+    assert_true(xlrt_alive(stale));
+    run_result_dispose(&r);
+    xlrt_bystander_stop(stale);
+    f->bystander = 0;
+}
+
+int main(void)
+{
+#define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_passthrough_libxl_cmdline),
+        T(test_runas_added),
+        T(test_runas_range_base_gid),
+        T(test_runas_mismatch_refused),
+        T(test_chroot_mismatch_refused),
+        T(test_bad_domid_refused),
+        T(test_qemu_path_checked),
+        T(test_exec_mode_with_runas_refused),
+        T(test_exec_mode),
+        T(test_busy_uid_refused),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,527 @@
+/*
+ * xlreaper_qemu_args.c - what a QEMU command line says that the
+ * restriction depends on: the descriptors QEMU is to inherit, and how it
+ * switches uid and chroots itself.
+ *
+ * The command line is built by libxl, plus whatever xl.cfg's
+ * device_model_args add, so it is read as hostile input: every value is
+ * bounded and a descriptor must be a plain decimal number.  Parsing
+ * errs towards keeping too little: a descriptor we fail to see is closed
+ * and QEMU fails to start (safe); one we wrongly kept would leak.  That
+ * is why only the options that take descriptors are read (a guest's
+ * -name cannot smuggle "fd=5" in), and why JSON values are not parsed.
+ *
+ * The forms libxl 4.17 uses (tools/libs/light/libxl_dm.c):
+ *   -chardev socket,id=libxl-cmd,fd=N,server=on,wait=off  (QMP, pre-opened
+ *                                                         when dm_restrict)
+ *   -incoming fd:N                                        (restore)
+ *   -runas uid:gid        (uid = range base + domid, gid = range base's)
+ *   -chroot /var/run/xen/qemu-root-<domid>
+ * Xen 4.19+ switches to "-run-with user=" and "-run-with chroot=" when its
+ * QEMU offers them.  QEMU itself also takes fd= in -netdev tap/socket,
+ * fds=/vhostfd=/vhostfds= (colon-separated) in -netdev, addr.type=fd in
+ * -netdev stream/dgram, fd= in -device (vfio) and -add-fd fd=N.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "xlreaper_internal.h"
+
+#define SEG_MAX 4096
+
+/* Options whose value is a QemuOpts list that may name descriptors. */
+static const char *const fd_options[] = {
+    "chardev", "netdev", "net", "device", "object", "add-fd", NULL,
+};
+
+/* argv[i] is -name or --name (QEMU accepts both). */
+static bool is_option(const char *arg, const char *name)
+{
+    if (arg[0] != '-')
+        return false;
+    arg += arg[1] == '-' ? 2 : 1;
+    return !strcmp(arg, name);
+}
+
+static bool is_fd_option(const char *arg)
+{
+    for (unsigned i = 0; fd_options[i]; i++)
+        if (is_option(arg, fd_options[i]))
+            return true;
+    return false;
+}
+
+/*
+ * The next ','-separated element of a QemuOpts value, with ",," read as
+ * a literal comma as QEMU does, into buf.  False at the end; *long_r set
+ * when the element did not fit (it is then no descriptor of ours).
+ */
+static bool next_segment(const char **p, char *buf, bool *long_r)
+{
+    const char *s = *p;
+    size_t n = 0;
+
+    if (!s)
+        return false;
+    *long_r = false;
+    for (;;) {
+        char c = *s;
+        if (c == ',' && s[1] == ',') {
+            s += 2;
+        } else if (c == ',' || c == '\0') {
+            *p = c ? s + 1 : NULL;
+            break;
+        } else {
+            s++;
+        }
+        if (n < SEG_MAX - 1)
+            buf[n++] = c;
+        else
+            *long_r = true;
+    }
+    buf[n] = '\0';
+    return true;
+}
+
+/*
+ * A descriptor number: decimal digits only, at most INT_MAX, no leading
+ * 0.  QEMU reads -add-fd's fd= as a QemuOpts number, base 0 ("010" is 8
+ * to it): we would keep 10 for a QEMU that uses 8.
+ */
+static int parse_fd(const char *s, int *fd_r)
+{
+    long v = 0;
+
+    if (!*s || (s[0] == '0' && s[1]))
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9')
+            return -1;
+        v = v * 10 + (*s - '0');
+        if (v > INT_MAX)
+            return -1;
+    }
+    *fd_r = (int)v;
+    return 0;
+}
+
+static int add_keep(xlreaper_ctx *ctx, uint32_t domid,
+                    xlreaper__qemu_cmdline *cl, const char *opt,
+                    const char *num)
+{
+    unsigned i;
+    int fd;
+
+    if (parse_fd(num, &fd) < 0) {
+        LOGD(ERROR, domid,
+             "QEMU argument %s: descriptor \"%.64s\" is not a plain "
+             "number; refusing the command line",
+             opt, num);
+        return XLREAPER_ERROR_INVAL;
+    }
+    if (fd <= 2)
+        return 0; /* always kept */
+    for (i = 0; i < cl->num_keep && cl->keep[i] < fd; i++)
+        ;
+    if (i < cl->num_keep && cl->keep[i] == fd)
+        return 0;
+    if (cl->num_keep == XLREAPER__MAX_KEEP_FDS) {
+        LOGD(ERROR, domid,
+             "the QEMU command line names more than %u "
+             "descriptors",
+             XLREAPER__MAX_KEEP_FDS);
+        return XLREAPER_ERROR_INVAL;
+    }
+    memmove(&cl->keep[i + 1], &cl->keep[i],
+            (cl->num_keep - i) * sizeof(cl->keep[0]));
+    cl->keep[i] = fd;
+    cl->num_keep++;
+    return 0;
+}
+
+/* A colon-separated list, as fds= and vhostfds= take. */
+static int add_keep_list(xlreaper_ctx *ctx, uint32_t domid,
+                         xlreaper__qemu_cmdline *cl, const char *opt,
+                         char *list)
+{
+    char *save = NULL, *tok;
+    int rc;
+
+    if (!*list || strstr(list, "::") || list[0] == ':' ||
+        list[strlen(list) - 1] == ':')
+        return add_keep(ctx, domid, cl, opt, ""); /* refused, logged */
+    for (tok = strtok_r(list, ":", &save); tok;
+         tok = strtok_r(NULL, ":", &save)) {
+        rc = add_keep(ctx, domid, cl, opt, tok);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* The socket-address prefixes QEMU 7.2 takes as type=fd + str=N. */
+static const char *const addr_prefixes[] = { "addr", "local", "remote", NULL };
+
+static int parse_fd_value(xlreaper_ctx *ctx, uint32_t domid,
+                          xlreaper__qemu_cmdline *cl, const char *opt,
+                          const char *value, char *seg)
+{
+    bool is_fd_type[3] = { false, false, false };
+    char str[3][16] = { "", "", "" };
+    bool has_str[3] = { false, false, false };
+    const char *p = value;
+    bool too_long;
+    int rc;
+
+    if (value[0] == '{') {
+        /* QEMU's JSON form: not read, so nothing in it is kept. */
+        LOGD(INFO, domid,
+             "QEMU argument %s takes JSON; descriptors named "
+             "in it are not kept",
+             opt);
+        return 0;
+    }
+    while (next_segment(&p, seg, &too_long)) {
+        char *eq = strchr(seg, '=');
+        const char *key = seg, *val;
+
+        if (!eq)
+            continue;
+        *eq = '\0';
+        val = eq + 1;
+        if (too_long) {
+            /* No descriptor key takes 4 KiB; a truncated one would be
+             * misread, so refuse rather than guess. */
+            if (strstr(key, "fd")) {
+                LOGD(ERROR, domid, "QEMU argument %s: %s= is too long", opt,
+                     key);
+                return XLREAPER_ERROR_INVAL;
+            }
+            continue;
+        }
+        if (!strcmp(key, "fd") || !strcmp(key, "vhostfd")) {
+            rc = add_keep(ctx, domid, cl, opt, val);
+            if (rc)
+                return rc;
+        } else if (!strcmp(key, "fds") || !strcmp(key, "vhostfds")) {
+            rc = add_keep_list(ctx, domid, cl, opt, (char *)val);
+            if (rc)
+                return rc;
+        } else {
+            for (unsigned i = 0; addr_prefixes[i]; i++) {
+                size_t l = strlen(addr_prefixes[i]);
+                if (strncmp(key, addr_prefixes[i], l) || key[l] != '.')
+                    continue;
+                if (!strcmp(key + l + 1, "type"))
+                    is_fd_type[i] = !strcmp(val, "fd");
+                else if (!strcmp(key + l + 1, "str")) {
+                    size_t vl = strlen(val);
+                    /* Too long for a descriptor: "x", refused below. */
+                    if (vl < sizeof(str[i]))
+                        memcpy(str[i], val, vl + 1);
+                    else
+                        strcpy(str[i], "x");
+                    has_str[i] = true;
+                }
+            }
+        }
+    }
+    for (unsigned i = 0; addr_prefixes[i]; i++) {
+        if (is_fd_type[i] && has_str[i]) {
+            rc = add_keep(ctx, domid, cl, opt, str[i]);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+/* -run-with's user= and chroot=, into cl. */
+static int parse_run_with(xlreaper_ctx *ctx, uint32_t domid,
+                          xlreaper__qemu_cmdline *cl, const char *value,
+                          char *seg)
+{
+    const char *p = value;
+    bool too_long;
+
+    while (next_segment(&p, seg, &too_long)) {
+        bool user = !strncmp(seg, "user=", 5);
+        bool chroot = !strncmp(seg, "chroot=", 7);
+
+        if (!user && !chroot)
+            continue;
+        if (too_long) {
+            LOGD(ERROR, domid,
+                 "QEMU argument -run-with: a value is too "
+                 "long");
+            return XLREAPER_ERROR_INVAL;
+        }
+        if (user) {
+            if (cl->runas) {
+                LOGD(ERROR, domid,
+                     "the QEMU command line names the user "
+                     "to run as twice");
+                return XLREAPER_ERROR_INVAL;
+            }
+            /* Too long for a uid:gid: kept empty, which no check
+             * accepts. */
+            if (strlen(seg + 5) < sizeof(cl->runas_buf))
+                memcpy(cl->runas_buf, seg + 5, strlen(seg + 5) + 1);
+            cl->runas = cl->runas_buf;
+            cl->runas_form = XLREAPER__QEMU_FORM_RUN_WITH;
+        } else {
+            if (cl->chroot) {
+                LOGD(ERROR, domid,
+                     "the QEMU command line names a chroot "
+                     "twice");
+                return XLREAPER_ERROR_INVAL;
+            }
+            memcpy(cl->chroot_buf, seg + 7, strlen(seg + 7) + 1);
+            cl->chroot = cl->chroot_buf;
+            cl->chroot_form = XLREAPER__QEMU_FORM_RUN_WITH;
+        }
+    }
+    return 0;
+}
+
+int xlreaper__qemu_cmdline_parse(xlreaper_ctx *ctx, uint32_t domid,
+                                 char *const argv[],
+                                 xlreaper__qemu_cmdline *cl)
+{
+    char *seg;
+    int rc = 0;
+
+    memset(cl, 0, sizeof(*cl));
+    seg = malloc(SEG_MAX);
+    if (!seg)
+        return XLREAPER_ERROR_NOMEM;
+
+    for (size_t i = 1; argv[i]; i++) {
+        const char *opt = argv[i], *val = argv[i + 1];
+        bool fd_opt = is_fd_option(opt);
+        bool incoming = is_option(opt, "incoming");
+        bool runas = is_option(opt, "runas");
+        bool run_with = is_option(opt, "run-with");
+        bool chroot = is_option(opt, "chroot");
+
+        if (!fd_opt && !incoming && !runas && !run_with && !chroot)
+            continue;
+        if (!val) {
+            LOGD(ERROR, domid, "QEMU argument %s has no value", opt);
+            rc = XLREAPER_ERROR_INVAL;
+            goto out;
+        }
+        i++;
+        if (fd_opt) {
+            rc = parse_fd_value(ctx, domid, cl, opt, val, seg);
+        } else if (incoming) {
+            if (!strncmp(val, "fd:", 3))
+                rc = add_keep(ctx, domid, cl, opt, val + 3);
+        } else if (runas) {
+            if (cl->runas) {
+                LOGD(ERROR, domid,
+                     "the QEMU command line names the user "
+                     "to run as twice");
+                rc = XLREAPER_ERROR_INVAL;
+            }
+            cl->runas = val;
+            cl->runas_form = XLREAPER__QEMU_FORM_OPTION;
+        } else if (run_with) {
+            rc = parse_run_with(ctx, domid, cl, val, seg);
+        } else {
+            if (cl->chroot) {
+                LOGD(ERROR, domid,
+                     "the QEMU command line names a chroot "
+                     "twice");
+                rc = XLREAPER_ERROR_INVAL;
+            }
+            cl->chroot = val;
+            cl->chroot_form = XLREAPER__QEMU_FORM_OPTION;
+        }
+        if (rc)
+            goto out;
+    }
+
+out:
+    free(seg);
+    return rc;
+}
+
+/*
+ * An id of a -runas uid:gid.  QEMU reads each with strtoul base 0, so
+ * "010" is 8 to it and "0x10" 16: a leading 0 is refused, or a line we
+ * read as this domain's uid could make QEMU take another.  (uid_t)-1
+ * means "unchanged" to setresuid and is no id.
+ */
+static int parse_id(const char *s, size_t len, uint32_t *id_r)
+{
+    uint64_t v = 0;
+
+    if (!len || len > 10 || (s[0] == '0' && len > 1))
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        v = v * 10 + (uint64_t)(s[i] - '0');
+    }
+    if (v >= UINT32_MAX)
+        return -1;
+    *id_r = (uint32_t)v;
+    return 0;
+}
+
+int xlreaper__qemu_parse_ids(const char *s, uid_t *uid_r, gid_t *gid_r)
+{
+    const char *colon = s ? strchr(s, ':') : NULL;
+    uint32_t u, g;
+
+    if (!colon || parse_id(s, (size_t)(colon - s), &u) < 0 ||
+        parse_id(colon + 1, strlen(colon + 1), &g) < 0)
+        return -1;
+    *uid_r = u;
+    *gid_r = g;
+    return 0;
+}
+
+/* ---------- which forms the installed QEMU takes ---------- */
+
+unsigned xlreaper__qemu_help_features(const char *text, size_t len)
+{
+    unsigned f = 0;
+    size_t i = 0;
+
+    while (i < len) {
+        const char *line = text + i;
+        const char *nl = memchr(line, '\n', len - i);
+        size_t l = nl ? (size_t)(nl - line) : len - i;
+
+        /* Options are listed from column 0 as "-name args  help". */
+        if (l > 7 && !strncmp(line, "-runas", 6) &&
+            (line[6] == ' ' || line[6] == '\t'))
+            f |= XLREAPER__QEMU_HAS_RUNAS;
+        else if (l > 8 && !strncmp(line, "-chroot", 7) &&
+                 (line[7] == ' ' || line[7] == '\t'))
+            f |= XLREAPER__QEMU_HAS_CHROOT;
+        else if (l > 10 && !strncmp(line, "-run-with", 9) &&
+                 (line[9] == ' ' || line[9] == '\t')) {
+            if (memmem(line, l, "user=", 5))
+                f |= XLREAPER__QEMU_HAS_RUN_WITH_USER;
+            if (memmem(line, l, "chroot=", 7))
+                f |= XLREAPER__QEMU_HAS_RUN_WITH_CHROOT;
+        }
+        i += l + 1;
+    }
+    return f;
+}
+
+#define PROBE_OUTPUT_MAX (1u << 20)
+#define PROBE_TIMEOUT_MS 10000
+
+/*
+ * Why -help and not the version: distributions backport (Debian's 7.2
+ * is "7.2+dfsg-7+deb12u18") and a build may leave options out; the help
+ * text lists what this binary parses.  Upstream libxl (4.19+) asks a
+ * running QEMU over QMP (query-command-line-options) instead; that needs
+ * a QEMU started with a QMP socket, while `-help` exits at once (35 ms
+ * for Debian's 7.2) and is only run when the command line lacks the
+ * option, which libxl's does not when dm_restrict is on.
+ */
+int xlreaper__qemu_probe(xlreaper_ctx *ctx, uint32_t domid, const char *path,
+                         unsigned *features_r)
+{
+    char *argv[] = { (char *)path, (char *)"-help", NULL };
+    xlreaper__report_pipe p = { -1, -1 };
+    char *out = NULL;
+    size_t len = 0;
+    uint64_t deadline;
+    bool killed = false;
+    pid_t pid;
+    int rc, status, null;
+
+    out = malloc(PROBE_OUTPUT_MAX);
+    if (!out)
+        return XLREAPER_ERROR_NOMEM;
+    rc = xlreaper__report_pipe_open(ctx, &p);
+    if (rc)
+        goto out;
+    null = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (null < 0) {
+        LOGED(ERROR, domid, "/dev/null");
+        rc = XLREAPER_ERROR_FAIL;
+        goto out;
+    }
+    pid = fork();
+    if (pid < 0) {
+        LOGED(ERROR, domid, "fork for %s -help", path);
+        close(null);
+        rc = XLREAPER_ERROR_FAIL;
+        goto out;
+    }
+    if (pid == 0) {
+        /* Async-signal-safe only: the caller may be threaded. */
+        if (dup2(null, 0) < 0 || dup2(p.wfd, 1) < 0 || dup2(null, 2) < 0)
+            _exit(127);
+        syscall(SYS_close_range, 3u, ~0u, 0u);
+        execv(path, argv);
+        _exit(127);
+    }
+    close(null);
+    close(p.wfd);
+    p.wfd = -1;
+
+    deadline = xlreaper__now_us() + PROBE_TIMEOUT_MS * 1000ull;
+    for (;;) {
+        struct pollfd pfd = { .fd = p.rfd, .events = POLLIN };
+        uint64_t now = xlreaper__now_us();
+        ssize_t r;
+
+        if (now >= deadline || len == PROBE_OUTPUT_MAX) {
+            kill(pid, SIGKILL); /* our unreaped child */
+            killed = true;
+            break;
+        }
+        r = poll(&pfd, 1, (int)((deadline - now) / 1000 + 1));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            LOGED(ERROR, domid, "poll");
+            kill(pid, SIGKILL);
+            killed = true;
+            break;
+        }
+        if (r == 0)
+            continue;
+        r = read(p.rfd, out + len, PROBE_OUTPUT_MAX - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        len += (size_t)r;
+    }
+    rc = xlreaper__wait_child(ctx, pid, &status);
+    if (rc)
+        goto out;
+    if (killed || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        LOGD(ERROR, domid,
+             "%s -help %s; cannot tell which options it "
+             "takes",
+             path, killed ? "did not finish" : "failed");
+        rc = XLREAPER_ERROR_INVAL;
+        goto out;
+    }
+    *features_r = xlreaper__qemu_help_features(out, len);
+    LOGD(DEBUG, domid, "%s -help: features %#x", path, *features_r);
+    rc = 0;
+
+out:
+    xlreaper__report_pipe_close(&p);
+    free(out);
+    return rc;
+}

@@ -1,0 +1,187 @@
+/*
+ * qemu_dm_restrict.c - qemu-dm-restrict, the device model xl runs: it
+ * restricts itself with libxlreaper's plan and execs QEMU in place.
+ *
+ * In xl.cfg (qemu-xen only):
+ *
+ *     device_model_version = "qemu-xen"
+ *     device_model_override = "/usr/local/libexec/xl-reaper/qemu-dm-restrict"
+ *     dm_restrict = 1
+ *
+ * and in /etc/xen/xl-reaper.conf, for a QEMU that must open Xen's
+ * devices as root before it drops privileges:
+ *
+ *     uid_switch = "runas"
+ *     dm_gid_mode = "range-base"     (the gid libxl passes in -runas)
+ *
+ * libxl runs us with QEMU's arguments, after its own preexec
+ * (libxl__local_dm_preexec_restrict: setsid, unshare of the mount and IPC
+ * namespaces, its rlimits), with stdin on /dev/null and stdout/stderr on
+ * /var/log/xen/qemu-dm-<name>.log, where our messages go.  We are root.
+ * The same pid becomes QEMU, so the pid libxl records in xenstore stays
+ * the DM's.  What is refused: a missing, repeated or out-of-range
+ * -xen-domid, a -runas/-run-with user= that is not exactly this domain's
+ * uid:gid, a qemu_path that is not an executable file (or is this
+ * wrapper), and whatever the spawn itself refuses (a busy uid, ...).
+ *
+ * The config file is $XL_REAPER_CONFIG when set (it must then exist),
+ * else /etc/xen/xl-reaper.conf, whose absence means the defaults.
+ *
+ * Exit: 1 when refused before anything was changed, 4 when a step of
+ * the restriction failed; QEMU's own status otherwise.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "xlreaper.h"
+
+#define PROG "qemu-dm-restrict"
+#define EXIT_REFUSED 1
+#define EXIT_FAILED 4
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void say(const char *fmt, ...)
+{
+    va_list al;
+
+    fputs(PROG ": ", stderr);
+    va_start(al, fmt);
+    vfprintf(stderr, fmt, al);
+    va_end(al);
+    fputc('\n', stderr);
+}
+
+/* QEMU takes -opt and --opt alike; "-xen-domid=5" it does not take. */
+static bool is_domid_option(const char *a)
+{
+    if (a[0] != '-')
+        return false;
+    a += a[1] == '-' ? 2 : 1;
+    return !strcmp(a, "xen-domid") || !strncmp(a, "xen-domid=", 10);
+}
+
+static int find_domid(int argc, char **argv, uint32_t *domid_r)
+{
+    const char *found = NULL;
+
+    for (int i = 1; i < argc; i++) {
+        if (!is_domid_option(argv[i]))
+            continue;
+        if (strchr(argv[i], '=')) {
+            say("'%s': QEMU takes -xen-domid N as two arguments", argv[i]);
+            return -1;
+        }
+        if (found) {
+            say("-xen-domid given twice (%s and %s): which domain is "
+                "this?",
+                found, argv[i + 1] ? argv[i + 1] : "nothing");
+            return -1;
+        }
+        if (i + 1 >= argc) {
+            say("-xen-domid without a value");
+            return -1;
+        }
+        found = argv[++i];
+    }
+    if (!found) {
+        say("no -xen-domid: not started by libxl for a domain?");
+        return -1;
+    }
+    if (xlreaper_domid_parse(found, domid_r)) {
+        say("-xen-domid '%s': expected a domid from 1 to %u", found,
+            xlreaper_max_domid());
+        return -1;
+    }
+    return 0;
+}
+
+/* qemu_path must be an executable file, and not ourselves: that would
+ * loop until the lock or the uid check stopped it. */
+static int check_qemu(const char *path)
+{
+    struct stat st, self;
+
+    if (stat(path, &st) < 0) {
+        say("qemu_path %s: %s", path, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
+        say("qemu_path %s is not an executable file", path);
+        return -1;
+    }
+    if (stat("/proc/self/exe", &self) == 0 && self.st_dev == st.st_dev &&
+        self.st_ino == st.st_ino) {
+        say("qemu_path %s is this wrapper", path);
+        return -1;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    xentoollog_logger_stdiostream *lg = NULL;
+    xlreaper_spawn_plan *plan = NULL;
+    const xlreaper_config *cfg;
+    xlreaper_ctx *ctx = NULL;
+    const char *config = getenv("XL_REAPER_CONFIG");
+    char **qargv = NULL;
+    uint32_t domid;
+    int rc, ret = EXIT_REFUSED;
+
+    if (argc < 1 || find_domid(argc, argv, &domid) < 0)
+        return EXIT_REFUSED;
+    lg = xtl_createlogger_stdiostream(stderr, XTL_NOTICE, 0);
+    if (!lg || xlreaper_ctx_alloc(&ctx, (xentoollog_logger *)lg)) {
+        say("out of memory");
+        goto out;
+    }
+    if (config && !*config)
+        config = NULL;
+    rc = xlreaper_config_load(ctx, config,
+                              config ? XLREAPER_CONFIG_MUST_EXIST : 0);
+    if (rc) {
+        say("domid %u: config %s: %s", domid,
+            config ? config : XLREAPER_DEFAULT_CONFIG, xlreaper_strerror(rc));
+        goto out;
+    }
+    cfg = xlreaper_config_get(ctx);
+    if (check_qemu(cfg->qemu_path) < 0)
+        goto out;
+
+    /* QEMU's arguments exactly as libxl gave them, under QEMU's name. */
+    qargv = calloc((size_t)argc + 1, sizeof(char *));
+    if (!qargv) {
+        say("out of memory");
+        goto out;
+    }
+    qargv[0] = (char *)cfg->qemu_path;
+    for (int i = 1; i < argc; i++)
+        qargv[i] = argv[i];
+
+    rc = xlreaper_spawn_plan_new(ctx, domid, cfg->qemu_path, qargv, &plan);
+    if (rc) {
+        say("domid %u: %s: refusing to start the device model", domid,
+            xlreaper_strerror(rc));
+        goto out;
+    }
+    rc = xlreaper_spawn_exec(ctx, plan, 0);
+    /* Only failures return. */
+    say("domid %u: %s: device model not started", domid,
+        xlreaper_strerror(rc));
+    ret = rc == XLREAPER_ERROR_FAIL ? EXIT_FAILED : EXIT_REFUSED;
+
+out:
+    xlreaper_spawn_plan_free(plan);
+    free(qargv);
+    xlreaper_ctx_free(ctx);
+    if (lg)
+        xtl_logger_destroy((xentoollog_logger *)lg);
+    return ret;
+}

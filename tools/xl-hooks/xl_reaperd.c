@@ -1,0 +1,383 @@
+/*
+ * xl_reaperd.c - xl-reaperd [--config FILE] [--events FILE] [-v]
+ *
+ * Runs in the foreground and logs to stderr (systemd's journal adds the
+ * time).  One loop, one thread of ours: poll on a signalfd and on
+ * libxenstore's watch fd, with a tick that notices a lost xenstored and
+ * runs the sweeps.  Signals are blocked and read from the signalfd, so
+ * no work is ever done in a handler: SIGTERM and SIGINT stop, SIGHUP
+ * reloads the config (a bad one is refused and the old one kept) and
+ * reopens the events file.
+ *
+ * The environment is not the daemon's to trust: it keeps only
+ * XENSTORED_PATH and XENSTORED_RUNDIR (which libxenstore reads), once
+ * checked, and NOTIFY_SOCKET for systemd, and clears the rest.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xl_reaperd.h"
+
+/* How often the loop wakes when nothing happens: bounds how long a lost
+ * xenstored goes unnoticed. */
+#define TICK_MS 500
+
+static char notify_socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+void xlrd_log(const xlrd *d, xentoollog_level level, int errnoval,
+              const char *fmt, ...)
+{
+    char msg[2048];
+    va_list al;
+    int esave = errno;
+
+    va_start(al, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, al);
+    va_end(al);
+    xtl_log(d->lg, level, errnoval, "xl-reaperd", "%s", msg);
+    errno = esave;
+}
+
+uint64_t xlrd_now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* ---------- the environment ---------- */
+
+/* An absolute path of printable characters, no "..", shorter than max. */
+static bool sane_path(const char *p, size_t max)
+{
+    size_t n = strlen(p);
+
+    if (p[0] != '/' || n >= max || strstr(p, "/../") ||
+        (n >= 3 && !strcmp(p + n - 3, "/..")))
+        return false;
+    for (; *p; p++)
+        if (*p <= 0x20 || *p >= 0x7f)
+            return false;
+    return true;
+}
+
+static int sanitize_env(void)
+{
+    static const struct {
+        const char *name;
+        size_t max;
+    } keep[] = {
+        { "XENSTORED_PATH", sizeof(notify_socket) },
+        { "XENSTORED_RUNDIR", PATH_MAX - 16 },
+    };
+    char *vals[2] = { NULL, NULL };
+    const char *ns = getenv("NOTIFY_SOCKET");
+    int rc = 0;
+
+    for (unsigned i = 0; i < 2; i++) {
+        const char *v = getenv(keep[i].name);
+        if (!v)
+            continue;
+        if (!sane_path(v, keep[i].max)) {
+            fprintf(stderr,
+                    "xl-reaperd: %s is not a sane absolute path; "
+                    "refusing to start\n",
+                    keep[i].name);
+            rc = XLRD_EXIT_USAGE;
+        }
+        vals[i] = strdup(v);
+    }
+    /* An abstract socket ("@name") or an absolute path, as systemd sets. */
+    if (ns && strlen(ns) < sizeof(notify_socket) &&
+        (ns[0] == '@' || sane_path(ns, sizeof(notify_socket))))
+        snprintf(notify_socket, sizeof(notify_socket), "%s", ns);
+    clearenv();
+    setenv("PATH", "/usr/sbin:/usr/bin:/sbin:/bin", 1);
+    for (unsigned i = 0; i < 2; i++) {
+        if (vals[i] && !rc)
+            setenv(keep[i].name, vals[i], 1);
+        free(vals[i]);
+    }
+    return rc;
+}
+
+/* systemd's readiness protocol, by hand: one datagram. */
+static void sd_notify_msg(const char *msg)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    socklen_t len;
+    int fd;
+
+    if (!notify_socket[0])
+        return;
+    memcpy(sa.sun_path, notify_socket, strlen(notify_socket));
+    len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) +
+                      strlen(notify_socket));
+    if (sa.sun_path[0] == '@')
+        sa.sun_path[0] = '\0';
+    fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return;
+    (void)!sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+                  len);
+    close(fd);
+}
+
+/* ---------- signals ---------- */
+
+static int signals_init(xlrd *d)
+{
+    sigset_t set;
+
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    /* Blocked before libxenstore starts its thread, which inherits the
+     * mask; they wait for the signalfd. */
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0) {
+        XLRD_LOGE(d, ERROR, "sigprocmask");
+        return -1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    d->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    if (d->sfd < 0) {
+        XLRD_LOGE(d, ERROR, "signalfd");
+        return -1;
+    }
+    return 0;
+}
+
+bool xlrd_poll_signals(xlrd *d)
+{
+    struct signalfd_siginfo si;
+
+    while (read(d->sfd, &si, sizeof(si)) == sizeof(si)) {
+        if (si.ssi_signo == SIGHUP) {
+            d->reload = true;
+        } else if (!d->stop) {
+            XLRD_LOG(d, NOTICE, "stopping on %s (from pid %u)",
+                     strsignal((int)si.ssi_signo), si.ssi_pid);
+            d->stop = true;
+        }
+    }
+    return d->stop;
+}
+
+static void describe_config(xlrd *d, const char *what)
+{
+    const xlreaper_config *c = xlreaper_config_get(d->ctx);
+
+    XLRD_LOG(d, NOTICE,
+             "%s: config %s, DM uids %lu..%lu, reaper uid %lu, lock %s, "
+             "sweep every %u s",
+             what, c->path ? c->path : "none (defaults)",
+             (unsigned long)c->dm_uid_base + 1,
+             (unsigned long)c->dm_uid_base + xlreaper_max_domid(),
+             (unsigned long)c->reaper_uid, c->lock_file, c->sweep_interval_s);
+}
+
+static void reload(xlrd *d)
+{
+    int rc;
+
+    d->reload = false;
+    rc = xlreaper_config_load(d->ctx, d->config_path, d->config_flags);
+    if (rc) {
+        XLRD_LOG(d, ERROR,
+                 "SIGHUP: the config was refused (%s); the settings in "
+                 "force are kept",
+                 xlreaper_strerror(rc));
+        return;
+    }
+    describe_config(d, "SIGHUP: reloaded");
+    d->next_sweep_us =
+        xlrd_now_us() +
+        (uint64_t)xlreaper_config_get(d->ctx)->sweep_interval_s * 1000000u;
+    xlrd_events_open(d);
+}
+
+/* ---------- the loop ---------- */
+
+static void run(xlrd *d)
+{
+    bool ready = false;
+
+    while (!d->stop) {
+        struct pollfd pfd[2] = { { .fd = d->sfd, .events = POLLIN },
+                                 { .fd = xlrd_xs_fd(d), .events = POLLIN } };
+        uint64_t now = xlrd_now_us(), wake = now + TICK_MS * 1000u;
+        int timeout;
+
+        if (!d->xsh && xlrd_now_us() >= d->next_connect_us &&
+            xlrd_xs_connect(d)) {
+            xlrd_reconcile(d);
+            if (!ready) {
+                XLRD_LOG(d, NOTICE, "ready: watching @releaseDomain");
+                sd_notify_msg("READY=1");
+                ready = true;
+            }
+        }
+        if (d->full_sweep_pending || xlrd_now_us() >= d->next_sweep_us) {
+            /* Without xenstore a xenstore list cannot be read. */
+            if (d->xsh || d->mode == XLRD_LIST_LIBXL)
+                xlrd_sweep(d, d->full_sweep_pending ? XLRD_SWEEP_FULL
+                                                    : XLRD_SWEEP_WINDOW);
+            else
+                d->next_sweep_us = xlrd_now_us() + TICK_MS * 1000u;
+        }
+        if (d->stop || xlrd_poll_signals(d))
+            break;
+        if (d->reload)
+            reload(d);
+
+        now = xlrd_now_us();
+        if (d->next_sweep_us < wake)
+            wake = d->next_sweep_us;
+        if (!d->xsh && d->next_connect_us < wake)
+            wake = d->next_connect_us;
+        timeout = wake > now ? (int)((wake - now + 999) / 1000) : 0;
+        if (poll(pfd, pfd[1].fd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR) {
+            XLRD_LOGE(d, ERROR, "poll");
+            break;
+        }
+        /* Every tick: events, and a connection that died silently. */
+        xlrd_xs_events(d);
+    }
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: xl-reaperd [--config FILE] [--events FILE] [-v]\n"
+            "\n"
+            "Reaps the device model uid of every domain that dies, and\n"
+            "sweeps the uid range at start and every sweep_interval_s.\n"
+            "\n"
+            "  -c, --config FILE  config file (default %s;\n"
+            "                     when that is absent, the defaults)\n"
+            "  -e, --events FILE  append one JSON line per reap to FILE\n"
+            "  -v, --verbose      more log output (twice: debug)\n"
+            "  -h, --help         this text\n"
+            "\n"
+            "SIGHUP reloads the config and reopens FILE; SIGTERM stops.\n",
+            XLREAPER_DEFAULT_CONFIG);
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        { "config", required_argument, NULL, 'c' },
+        { "events", required_argument, NULL, 'e' },
+        { "verbose", no_argument, NULL, 'v' },
+        { "help", no_argument, NULL, 'h' },
+        { NULL, 0, NULL, 0 },
+    };
+    xlrd d = { .events_fd = -1, .sfd = -1, .full_sweep_pending = true };
+    xentoollog_level level = XTL_NOTICE;
+    int opt, ret = XLRD_EXIT_FAIL, rc;
+    uint32_t n = xlreaper_max_domid() + 1;
+
+    while ((opt = getopt_long(argc, argv, "c:e:vh", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'c':
+            d.config_path = optarg;
+            d.config_flags |= XLREAPER_CONFIG_MUST_EXIST;
+            break;
+        case 'e':
+            d.events_path = optarg;
+            break;
+        case 'v':
+            level = level == XTL_NOTICE ? XTL_INFO : XTL_DEBUG;
+            break;
+        case 'h':
+            usage(stdout);
+            return XLRD_EXIT_OK;
+        default:
+            usage(stderr);
+            return XLRD_EXIT_USAGE;
+        }
+    }
+    if (optind != argc) {
+        usage(stderr);
+        return XLRD_EXIT_USAGE;
+    }
+    if (geteuid() != 0) {
+        fprintf(stderr, "xl-reaperd: must run as root\n");
+        return XLRD_EXIT_USAGE;
+    }
+    if (d.events_path && d.events_path[0] != '/') {
+        fprintf(stderr, "xl-reaperd: --events needs an absolute path (the "
+                        "file is reopened on SIGHUP)\n");
+        return XLRD_EXIT_USAGE;
+    }
+    rc = sanitize_env();
+    if (rc)
+        return rc;
+
+    d.lg = (xentoollog_logger *)xtl_createlogger_stdiostream(
+        stderr, level, XTL_STDIOSTREAM_HIDE_PROGRESS);
+    if (!d.lg)
+        return XLRD_EXIT_FAIL;
+    if (xlreaper_ctx_alloc(&d.ctx, d.lg))
+        goto out;
+    rc = xlreaper_config_load(d.ctx, d.config_path, d.config_flags);
+    if (rc) {
+        ret = rc == XLREAPER_ERROR_INVAL ? XLRD_EXIT_USAGE : XLRD_EXIT_FAIL;
+        goto out;
+    }
+    if (xlrd_events_open(&d) < 0) {
+        ret = XLRD_EXIT_USAGE;
+        goto out;
+    }
+    if (signals_init(&d) < 0)
+        goto out;
+    rc = xlrd_domains_init(&d, xlrd_hypervisor_present());
+    if (rc) {
+        ret = rc;
+        goto out;
+    }
+    d.census = calloc(n, sizeof(*d.census));
+    d.busy = calloc(n, sizeof(*d.busy));
+    d.cand = calloc(n, sizeof(*d.cand));
+    if (!d.census || !d.busy || !d.cand) {
+        XLRD_LOG(&d, ERROR, "out of memory");
+        goto out;
+    }
+    describe_config(&d, "starting");
+
+    run(&d);
+    sd_notify_msg("STOPPING=1");
+    XLRD_LOG(&d, NOTICE, "stopped");
+    ret = XLRD_EXIT_OK;
+
+out:
+    if (d.xsh)
+        xs_close(d.xsh);
+    xlrd_domains_dispose(&d);
+    free(d.census);
+    free(d.busy);
+    free(d.cand);
+    if (d.events_fd >= 0)
+        close(d.events_fd);
+    if (d.sfd >= 0)
+        close(d.sfd);
+    xlreaper_ctx_free(d.ctx);
+    xtl_logger_destroy(d.lg);
+    return ret;
+}

@@ -1,0 +1,150 @@
+/*
+ * xl_reaperd.h - xl-reaperd, the daemon that reaps the DM uid of every
+ * domain that dies: its state and the parts of it, one file each.
+ *
+ *   xl_reaperd.c          main: options, environment, signals, the loop
+ *   xl_reaperd_xs.c       xenstore: connection, watches, reconnection
+ *   xl_reaperd_domains.c  which domains live (libxl or xenstore), and
+ *                         what their xenstore says of their DM's uid
+ *   xl_reaperd_reap.c     reaping the dead, sweeps, and the events
+ */
+#ifndef XL_REAPERD_H
+#define XL_REAPERD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <libxl.h>
+#include <xenstore.h>
+
+#include "xlreaper.h"
+
+/* Exit codes, as xl-reaper's. */
+#define XLRD_EXIT_OK 0
+#define XLRD_EXIT_USAGE 1 /* bad option, environment or config */
+#define XLRD_EXIT_FAIL 4  /* a system call failed */
+
+typedef enum {
+    XLRD_LIST_XENSTORE = 0, /* no hypervisor: /local/domain/ is all */
+    XLRD_LIST_LIBXL,        /* the hypervisor's list, through libxl */
+} xlrd_list_mode;
+
+/* What triggered a reap, for the events. */
+typedef enum {
+    XLRD_TRIGGER_RELEASE = 0, /* @releaseDomain: a known domain died */
+    XLRD_TRIGGER_SWEEP,       /* a uid of a dead domid still has tasks */
+    XLRD_TRIGGER_CENSUS,      /* the same, found by the /proc census
+                               * that follows every @releaseDomain: a
+                               * domain that lived and died between two
+                               * of our lists */
+} xlrd_trigger;
+
+typedef enum {
+    XLRD_SWEEP_FULL,   /* the kernel's count over the whole range */
+    XLRD_SWEEP_WINDOW, /* over the next 1/60th of it (periodic) */
+    XLRD_SWEEP_CENSUS, /* the /proc census alone (after a release) */
+} xlrd_sweep_kind;
+
+/* Per domid, indexed 0 .. xlreaper_max_domid(). */
+typedef struct {
+    bool alive;        /* in the last list we read */
+    bool watched;      /* our kill-uid watch is registered */
+    bool zombies_only; /* the last sweep found nothing live to kill */
+    bool retry;        /* a reap failed: try again at the next sweep */
+    uint32_t kill_uid; /* device-model-kill-uid as last read, 0: none */
+} xlrd_dom;
+
+typedef struct {
+    xlreaper_ctx *ctx;
+    xentoollog_logger *lg;
+    const char *config_path; /* NULL: the default */
+    unsigned config_flags;
+    const char *events_path; /* NULL: no events file */
+    int events_fd;
+    int sfd; /* signalfd: TERM, INT, HUP */
+    bool stop;
+    bool reload;
+
+    /* xenstore */
+    struct xs_handle *xsh; /* NULL while disconnected */
+    uint64_t next_connect_us;
+    unsigned backoff_ms;
+    unsigned connect_failures;
+    uint64_t disconnected_at_us;
+    bool ever_connected;
+
+    /* domains */
+    xlrd_list_mode mode;
+    libxl_ctx *lctx; /* XLRD_LIST_LIBXL only */
+    xlrd_dom *doms;
+    uint64_t event_us; /* when the release being handled came */
+
+    bool *listed_dead; /* scratch: known, and dead by the
+                                  * list read before the lock */
+    bool *listed;      /* scratch: a list just read */
+
+    /* sweeps */
+    xlreaper_census_entry *census;
+    bool *busy;              /* the kernel's answers */
+    uint8_t *cand;           /* why a domid's uid is a candidate */
+    bool full_sweep_pending; /* the start sweep has not run yet */
+    uint32_t window_next;    /* next domid of the kernel window */
+    uint64_t next_sweep_us;
+} xlrd;
+
+/* ---------- logging: one line, "domid N: " first for a domain ---------- */
+
+void xlrd_log(const xlrd *d, xentoollog_level level, int errnoval,
+              const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+#define XLRD_LOG(d, l, ...) xlrd_log((d), XTL_##l, -1, __VA_ARGS__)
+#define XLRD_LOGE(d, l, ...) xlrd_log((d), XTL_##l, errno, __VA_ARGS__)
+
+uint64_t xlrd_now_us(void);
+
+/* Reads the signalfd without blocking: sets stop or reload.  true when
+ * the daemon should stop what it is doing (SIGTERM or SIGINT). */
+bool xlrd_poll_signals(xlrd *d);
+
+/* ---------- xenstore (xl_reaperd_xs.c) ---------- */
+
+/* One attempt to connect and to watch; schedules the next on failure.
+ * true when connected. */
+bool xlrd_xs_connect(xlrd *d);
+void xlrd_xs_disconnect(xlrd *d, const char *why);
+/* The fd to poll for watch events, or -1. */
+int xlrd_xs_fd(const xlrd *d);
+/* Reads every pending watch event and acts on it.  Also notices a lost
+ * connection, which no event would tell: call it on every tick. */
+void xlrd_xs_events(xlrd *d);
+/* Watches (or stops watching) domid's device-model-kill-uid. */
+void xlrd_xs_watch_kill_uid(xlrd *d, uint32_t domid, bool on);
+
+/* ---------- domains (xl_reaperd_domains.c) ---------- */
+
+/* Whether this host runs on Xen (a privcmd device is there). */
+bool xlrd_hypervisor_present(void);
+/* libxl when there is a hypervisor, xenstore otherwise.  0, or an
+ * XLRD_EXIT_* code. */
+int xlrd_domains_init(xlrd *d, bool hypervisor);
+void xlrd_domains_dispose(xlrd *d);
+/* Fills alive[domid] from the authoritative list.  0, or -1 when the
+ * list could not be read (then alive[] means nothing). */
+int xlrd_domains_list(xlrd *d, bool *alive);
+/* Asks about one domid, right before a kill: 1 alive, 0 dead, -1 when
+ * it cannot be told (then nothing is killed). */
+int xlrd_domain_alive(xlrd *d, uint32_t domid);
+/* Reads domid's device-model-kill-uid from xenstore into doms[domid],
+ * checked against the configured range. */
+void xlrd_read_kill_uid(xlrd *d, uint32_t domid);
+
+/* ---------- reaping (xl_reaperd_reap.c) ---------- */
+
+/* Lists the domains; learns the new ones, reaps the uids of the known
+ * ones that died. */
+void xlrd_reconcile(xlrd *d);
+/* A sweep: every DM uid of a dead domid that has tasks is reaped. */
+void xlrd_sweep(xlrd *d, xlrd_sweep_kind kind);
+/* Opens (again) the events file.  0 or -1. */
+int xlrd_events_open(xlrd *d);
+
+#endif /* XL_REAPERD_H */

@@ -10,6 +10,8 @@
  *    xl-reaper.conf(5) and in the key table of
  *    docs/qemu-deprivilege.pandoc, and no other is; the two give the same
  *    defaults, and `xl-reaper check --json` reports the documented ones;
+ *  - the settings the shipped config/xl-reaper.conf makes are those the
+ *    EXAMPLES of xl-reaper.conf(5) show it making;
  *  - every page renders with pandoc, `man --warnings=w` (every groff
  *    warning) and lexgrog without a word, and every document converts to
  *    HTML without a warning;
@@ -53,6 +55,7 @@
 #define CONF_PAGE "docs/man/xl-reaper.conf.5.md"
 #define FEATURE_DOC "docs/qemu-deprivilege.pandoc"
 #define PENDING "docs/pending-merge"
+#define SHIPPED_CONF "config/xl-reaper.conf"
 
 /* ---------- strings ---------- */
 
@@ -1121,6 +1124,71 @@ static void test_documented_defaults(void **state)
     problems_check(&p);
 }
 
+/* ---------- the shipped config file ---------- */
+
+/* A line with its leading and trailing blanks removed, in buf. */
+static const char *trimmed(const char *l, char *buf, size_t sz)
+{
+    size_t n;
+
+    l = skip_space(l);
+    n = strlen(l);
+    while (n && (l[n - 1] == ' ' || l[n - 1] == '\t'))
+        n--;
+    snprintf(buf, sz, "%.*s", (int)n, l);
+    return buf;
+}
+
+/*
+ * The settings of config/xl-reaper.conf (its lines that are neither blank
+ * nor comments) against the first indented block of the EXAMPLES of
+ * xl-reaper.conf(5), which says what the file that `make install` puts in
+ * /etc/xen sets: the same lines, in any order.
+ */
+static void test_shipped_config_described(void **state)
+{
+    strv page = { 0 }, file = { 0 }, shown = { 0 }, set = { 0 };
+    problems p = { 0 };
+    size_t from, to, i;
+    char buf[512];
+
+    (void)state;
+    if (!read_lines(SHIPPED_CONF, &file))
+        problem(&p, "%s: %s", SHIPPED_CONF, strerror(errno));
+    if (!read_lines(CONF_PAGE, &page) ||
+        !section(&page, "EXAMPLES", &from, &to))
+        problem(&p, "%s has no EXAMPLES", CONF_PAGE);
+    problems_check(&p);
+
+    for (i = from; i < to && !starts(page.v[i], "    "); i++)
+        ;
+    for (; i < to && (starts(page.v[i], "    ") || blank(page.v[i])); i++)
+        if (!blank(page.v[i]) && skip_space(page.v[i])[0] != '#')
+            strv_add(&shown, trimmed(page.v[i], buf, sizeof(buf)));
+    for (i = 0; i < file.n; i++)
+        if (!blank(file.v[i]) && skip_space(file.v[i])[0] != '#')
+            strv_add(&set, trimmed(file.v[i], buf, sizeof(buf)));
+    if (!shown.n)
+        problem(&p, "%s: no indented block in EXAMPLES", CONF_PAGE);
+    for (i = 0; i < set.n; i++)
+        if (!strv_has(&shown, set.v[i]))
+            problem(&p,
+                    "%s sets \"%s\"; the EXAMPLES of %s do not show "
+                    "it among the settings of the shipped file",
+                    SHIPPED_CONF, set.v[i], CONF_PAGE);
+    for (i = 0; i < shown.n; i++)
+        if (!strv_has(&set, shown.v[i]))
+            problem(&p,
+                    "the EXAMPLES of %s show the shipped file setting "
+                    "\"%s\"; %s does not",
+                    CONF_PAGE, shown.v[i], SHIPPED_CONF);
+    strv_free(&page);
+    strv_free(&file);
+    strv_free(&shown);
+    strv_free(&set);
+    problems_check(&p);
+}
+
 /* ---------- rendering ---------- */
 
 static void all_documents(strv *docs)
@@ -1701,6 +1769,7 @@ int main(void)
         cmocka_unit_test(test_config_keys_documented),
         cmocka_unit_test(test_documented_defaults),
         cmocka_unit_test(test_pending_file_is_sane),
+        cmocka_unit_test(test_shipped_config_described),
         cmocka_unit_test(test_pages_render),
         cmocka_unit_test(test_documents_convert),
         cmocka_unit_test(test_shell_examples),

@@ -680,6 +680,38 @@ static void test_chroot(void **state)
 
 /* ---------- the uid range ---------- */
 
+/* One of root's helpers in passing: ids (uid, uid, 0) for 40 ms, as a
+ * killer or a kernel-census probe holds them, then gone. */
+static void passing_helper(void *arg)
+{
+    uid_t u = (uid_t)(uintptr_t)arg;
+
+    if (syscall(SYS_setgroups, 0, NULL) ||
+        syscall(SYS_setresgid, u, u, 0) || syscall(SYS_setresuid, u, u, 0))
+        _exit(1);
+    usleep(40000);
+    _exit(0);
+}
+
+/* Seen by the pass, gone when looked at again: no leftover. */
+static void test_helper_in_passing(void **state)
+{
+    fx *f = *state;
+    static const char *const none[] = { NULL };
+    const xlreaper_audit_result *res;
+    pid_t n = xlrt_nursery_start(passing_helper,
+                                 (void *)(uintptr_t)(BASE + DEAD));
+
+    for (unsigned i = 0; xlrt_kernel_count(BASE + DEAD) < 1; i++) {
+        assert_true(i < 10000); /* it never took the uid */
+        usleep(500);
+    }
+    res = run(f, 0);
+    xlrt_nursery_stop(n);
+    expect(res, "dead_uids", D, PASS, NULL);
+    expect_only_failures(res, none);
+}
+
 static void test_leftover_under_dead_uid(void **state)
 {
     fx *f = *state;
@@ -1122,6 +1154,7 @@ int main(void)
         T(test_zombie_leftover),
         T(test_fix_reaps),
         T(test_task_under_pet),
+        T(test_helper_in_passing),
         T(test_two_domains_uids),
         T(test_xenstore_pid_not_jailed),
         T(test_xenstore_that_never_answers),

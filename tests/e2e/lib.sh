@@ -309,12 +309,17 @@ domain_running() {
 # `xl-reaper audit --tap` as an assertion; its failing lines as diagnostics.
 assert_audit() {
     _r=0
-    xl-reaper audit --tap >"$RUN/audit.tap" 2>&1 || _r=$?
+    # Bounded: an audit that hangs fails here, with what it said, rather
+    # than eating the scenario's whole time.
+    timeout "${AUDIT_TIMEOUT_S:-120}" xl-reaper -v -v audit --tap \
+        >"$RUN/audit.tap" 2>&1 || _r=$?
     if [ "$_r" = 0 ]; then
         pass "xl-reaper audit passes $1"
     else
+        [ "$_r" = 124 ] && _r="$_r (timed out)"
         fail "xl-reaper audit $1 exited $_r"
-        grep -v '^ok' "$RUN/audit.tap" | head -n 8 | cut -c1-200 |
+        grep -v -e '^ok' -e 'xencall:buffer' "$RUN/audit.tap" | tail -n 16 |
+            cut -c1-200 |
             while IFS= read -r l; do diag "  $l"; done
     fi
 }

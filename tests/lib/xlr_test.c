@@ -288,7 +288,7 @@ void xlrt_bystander_stop(pid_t pid)
 
 /* ---------- running a program ---------- */
 
-static char *slurp(int fd)
+char *xlrt_read_to_eof(int fd)
 {
     size_t len = 0, cap = 4096;
     char *buf = malloc(cap);
@@ -332,8 +332,8 @@ int xlrt_run(char *const argv[], char **out_r, char **err_r)
     close(err[1]);
     /* Small outputs: reading one pipe to its end before the other cannot
      * deadlock below the pipe buffer's size. */
-    o = slurp(out[0]);
-    e = slurp(err[0]);
+    o = xlrt_read_to_eof(out[0]);
+    e = xlrt_read_to_eof(err[0]);
     close(out[0]);
     close(err[0]);
     while (waitpid(pid, &status, 0) < 0)

@@ -73,6 +73,9 @@ pid_t xlrt_bystander_start(uid_t uid);
 bool xlrt_alive(pid_t pid);
 void xlrt_bystander_stop(pid_t pid);
 
+/* Everything fd gives until EOF, malloc'd and NUL-terminated. */
+char *xlrt_read_to_eof(int fd);
+
 /* Runs argv (argv[0] a path) with stdout and stderr captured into
  * malloc'd strings (either may be NULL).  Returns the exit status as
  * from waitpid, or -1. */

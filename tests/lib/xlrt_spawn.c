@@ -82,30 +82,6 @@ void xlrt_probe_cleanup(void)
     }
 }
 
-static char *read_to_eof(int fd)
-{
-    size_t len = 0, cap = 4096;
-    char *buf = malloc(cap);
-    ssize_t r;
-
-    assert_non_null(buf);
-    for (;;) {
-        r = read(fd, buf + len, cap - len - 1);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-        if (cap - len < 2) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
 int xlrt_probe_spawn(xlreaper_ctx *ctx, uint32_t domid, const char *mode,
                      const char *const *extra, xlrt_probe *p)
 {
@@ -142,7 +118,7 @@ int xlrt_probe_spawn(xlreaper_ctx *ctx, uint32_t domid, const char *mode,
     close(fds[1]);
     if (!rc) {
         live_add(p->pid);
-        p->report = read_to_eof(fds[0]);
+        p->report = xlrt_read_to_eof(fds[0]);
         if (!strcmp(mode, "exit")) {
             while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
                 ;
@@ -183,7 +159,7 @@ char *xlrt_proc_read(pid_t pid, const char *file)
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return NULL;
-    text = read_to_eof(fd);
+    text = xlrt_read_to_eof(fd);
     close(fd);
     return text;
 }

@@ -587,10 +587,23 @@ static void test_cgroup(void **state)
     assert_int_equal(xlrt_probe_spawn(ctx, 23, "wait", NULL, &p),
                      XLREAPER_ERROR_BUSY);
     assert_non_null(strstr(xlrt_captured(), "still has tasks"));
-    kill(sleeper, SIGKILL);
-    waitpid(sleeper, NULL, 0);
 
-    assert_int_equal(rmdir(dmdir), 0);
+    /* The reap kills the domain's cgroup first, a belt the uid kill does
+     * not need (the root sleeper dies of it), and removes the cgroup once
+     * the uid is empty. */
+    xlreaper_reap_result res;
+    struct stat sb;
+    int st;
+
+    xlreaper_reap_result_init(&res);
+    assert_int_equal(xlreaper_reap(ctx, NULL, 23, &res), 0);
+    assert_int_equal(res.outcome, XLREAPER_OUTCOME_EMPTY);
+    xlreaper_reap_result_dispose(&res);
+    assert_int_equal(waitpid(sleeper, &st, 0), sleeper);
+    assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+    assert_int_equal(stat(dmdir, &sb), -1);
+    assert_int_equal(errno, ENOENT);
+
     assert_int_equal(rmdir(parent), 0);
     xlreaper_ctx_free(ctx);
     free(mnt);
@@ -670,9 +683,10 @@ static void stale_dm(void *arg)
 {
     uid_t u = (uid_t)(uintptr_t)arg;
 
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (setgroups(0, NULL) || setresgid(u, u, u) || setresuid(u, u, u))
         _exit(1);
+    /* After the switch, which clears it: dies with the nursery. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     for (;;)
         pause();
 }

@@ -92,29 +92,6 @@ static void run_result_dispose(run_result *r)
     free(r->err);
 }
 
-static char *slurp(int fd)
-{
-    size_t len = 0, cap = 8192;
-    char *buf = malloc(cap);
-    ssize_t n;
-
-    assert_non_null(buf);
-    while ((n = read(fd, buf + len, cap - len - 1)) != 0) {
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            break;
-        len += (size_t)n;
-        if (cap - len < 2) {
-            cap *= 2;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
-        }
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
 /*
  * Runs the wrapper with args as libxl would: first what
  * libxl__spawn_local_dm's inner child does before exec (setsid, and
@@ -164,8 +141,8 @@ static void run_wrapper(fixture *f, const char *help, char *const args[],
     }
     close(out[1]);
     close(err[1]);
-    r->out = slurp(out[0]);
-    r->err = slurp(err[0]);
+    r->out = xlrt_read_to_eof(out[0]);
+    r->err = xlrt_read_to_eof(err[0]);
     close(out[0]);
     close(err[0]);
     assert_int_equal(waitpid(r->pid, &r->status, 0), r->pid);

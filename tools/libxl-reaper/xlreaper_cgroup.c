@@ -7,9 +7,12 @@
  * that may write to another cgroup.procs, and the argument of
  * xlreaper_reap.c needs nothing but the uid.  Any cgroup2 mount works
  * (/sys/fs/cgroup on a unified host, /sys/fs/cgroup/unified on a hybrid
- * one); the parent must exist, the domain's directory is made here.
+ * one); the parent must exist, the domain's directory is made here,
+ * and removed by the reap that leaves it empty.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -122,4 +125,54 @@ out:
     free(procs);
     free(dir);
     return rc;
+}
+
+/* How long a cgroup killed outright may take to empty before rmdir. */
+#define CGROUP_EMPTY_WAIT_US 200000
+
+void xlreaper__cgroup_kill(xlreaper_ctx *ctx, uint32_t domid,
+                           const char *parent)
+{
+    char path[4200];
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/dm-%u/cgroup.kill", parent, domid);
+    fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        /* No cgroup: a DM we did not start (stock libxl), or none. */
+        if (errno != ENOENT)
+            LOGED(WARN, domid, "%s (the uid kill goes on)", path);
+        return;
+    }
+    if (write(fd, "1", 1) != 1)
+        LOGED(WARN, domid, "writing %s (the uid kill goes on)", path);
+    else
+        LOGD(DEBUG, domid, "%s written", path);
+    close(fd);
+}
+
+void xlreaper__cgroup_remove(xlreaper_ctx *ctx, uint32_t domid,
+                             const char *parent)
+{
+    uint64_t until = xlreaper__now_us() + CGROUP_EMPTY_WAIT_US;
+    char dir[4200];
+
+    snprintf(dir, sizeof(dir), "%s/dm-%u", parent, domid);
+    for (;;) {
+        if (!rmdir(dir)) {
+            LOGD(DEBUG, domid, "cgroup %s removed", dir);
+            return;
+        }
+        if (errno == ENOENT)
+            return;
+        /* Killed by cgroup.kill but not yet exited, or alive: only a
+         * task outside the uid can be left, e.g. one root moved in. */
+        if (errno != EBUSY || xlreaper__now_us() >= until)
+            break;
+        xlreaper__sleep_us(5000);
+    }
+    LOGED(WARN, domid,
+          "cgroup %s not removed (a task outside the DM uid in it?); a "
+          "new device model of this domid is refused until it is empty",
+          dir);
 }

@@ -253,5 +253,16 @@ _hidden int xlreaper__cgroup_check(xlreaper_ctx *ctx, uint32_t domid,
 _hidden int xlreaper__cgroup_prepare(xlreaper_ctx *ctx, uint32_t domid,
                                      const char *parent, char **dir_r,
                                      int *procs_fd_r);
+/*
+ * The belt before a uid kill: "1" into parent/dm-<domid>/cgroup.kill,
+ * when that cgroup exists.  Never the guarantee, so a failure is logged
+ * and nothing more.
+ */
+_hidden void xlreaper__cgroup_kill(xlreaper_ctx *ctx, uint32_t domid,
+                                   const char *parent);
+/* After a uid reaped empty: removes parent/dm-<domid>, unless tasks
+ * outside the uid still populate it (logged; the next spawn refuses). */
+_hidden void xlreaper__cgroup_remove(xlreaper_ctx *ctx, uint32_t domid,
+                                     const char *parent);
 
 #endif /* XLREAPER_INTERNAL_H */

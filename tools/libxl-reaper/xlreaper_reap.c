@@ -30,6 +30,10 @@
  * there, and count against the uid, until they are reaped or wake.  The
  * verdict "empty" needs both witnesses: a scan that finds nothing and the
  * kernel's own per-user count (xlreaper_count.c) at zero.
+ *
+ * With cgroup_parent set, the DM's own cgroup is killed first
+ * (cgroup.kill, a second belt) and removed once the uid is empty; the
+ * argument above needs neither.
  */
 #include <signal.h>
 #include <stdlib.h>
@@ -398,8 +402,14 @@ int xlreaper_reap(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
     rc = check_pet_idle(ctx, domid, cfg->reaper_uid);
     if (rc)
         goto out;
+    if (cfg->cgroup_parent)
+        xlreaper__cgroup_kill(ctx, domid, cfg->cgroup_parent);
     rc = reap_rounds(ctx, domid, uid, res,
                      start + (uint64_t)cfg->reap_timeout_ms * 1000u);
+    if (!rc && cfg->cgroup_parent &&
+        (res->outcome == XLREAPER_OUTCOME_EMPTY ||
+         res->outcome == XLREAPER_OUTCOME_ZOMBIES))
+        xlreaper__cgroup_remove(ctx, domid, cfg->cgroup_parent);
     res->duration_us = xlreaper__now_us() - start;
     if (rc)
         goto out;

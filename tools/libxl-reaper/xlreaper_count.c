@@ -107,6 +107,13 @@ int xlreaper__probe_nproc(xlreaper_ctx *ctx, uid_t uid, gid_t gid,
             (unsigned long)gid);
         return XLREAPER_ERROR_INVAL;
     }
+    /* Its child must take uid's ids: that needs root, and without it
+     * the child's setresuid fails, which is no system error. */
+    if (geteuid() != 0) {
+        LOG(ERROR, "the kernel's task count of uid %lu needs root",
+            (unsigned long)uid);
+        return XLREAPER_ERROR_PERM;
+    }
     rc = xlreaper__run_child(ctx, "the task-count probe", probe_child, &a,
                              &rep, &reported, &status);
     if (rc)

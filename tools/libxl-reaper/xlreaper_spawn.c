@@ -840,12 +840,21 @@ static void log_busy(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan)
 
     xlreaper_task_list_init(&l);
     xlreaper_scan_uid(ctx, plan->uid, &l);
-    LOGD(ERROR, plan->domid,
-         "uid %lu still has tasks (%u visible%s%ld): a previous "
-         "domain's device model lives on; reap it with `xl-reaper "
-         "kill %u` or spawn with --reap-stale",
-         (unsigned long)plan->uid, l.num, l.num ? ", first pid " : "",
-         l.num ? (long)l.tasks[0].tid : 0L, plan->domid);
+    if (l.num)
+        LOGD(ERROR, plan->domid,
+             "uid %lu still has tasks (%u visible, first pid %ld): a "
+             "previous domain's device model lives on; reap it with "
+             "`xl-reaper kill %u`, or set reap_stale = 1 (`xl-reaper "
+             "spawn --reap-stale`)",
+             (unsigned long)plan->uid, l.num, (long)l.tasks[0].tid,
+             plan->domid);
+    else
+        LOGD(ERROR, plan->domid,
+             "uid %lu still has tasks (the kernel counts them, /proc "
+             "shows none: a fork racer?): a previous domain's device "
+             "model lives on; reap it with `xl-reaper kill %u`, or set "
+             "reap_stale = 1 (`xl-reaper spawn --reap-stale`)",
+             (unsigned long)plan->uid, plan->domid);
     xlreaper_task_list_dispose(&l);
 }
 

@@ -27,8 +27,10 @@
  * The config file is $XL_REAPER_CONFIG when set (it must then exist),
  * else /etc/xen/xl-reaper.conf, whose absence means the defaults.
  *
- * Exit: 1 when refused before anything was changed, 4 when a step of
- * the restriction failed; QEMU's own status otherwise.
+ * Exit: 1 when refused (bad input or config, a busy uid, the lock not
+ * had in time), 4 when a system call failed, while preparing (the lock
+ * file, the cgroup) or in a step of the restriction; QEMU's own status
+ * otherwise.  Either way the DM was not started.
  */
 #include <errno.h>
 #include <stdarg.h>

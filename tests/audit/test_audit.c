@@ -686,8 +686,8 @@ static void passing_helper(void *arg)
 {
     uid_t u = (uid_t)(uintptr_t)arg;
 
-    if (syscall(SYS_setgroups, 0, NULL) ||
-        syscall(SYS_setresgid, u, u, 0) || syscall(SYS_setresuid, u, u, 0))
+    if (syscall(SYS_setgroups, 0, NULL) || syscall(SYS_setresgid, u, u, 0) ||
+        syscall(SYS_setresuid, u, u, 0))
         _exit(1);
     usleep(40000);
     _exit(0);
@@ -699,8 +699,8 @@ static void test_helper_in_passing(void **state)
     fx *f = *state;
     static const char *const none[] = { NULL };
     const xlreaper_audit_result *res;
-    pid_t n = xlrt_nursery_start(passing_helper,
-                                 (void *)(uintptr_t)(BASE + DEAD));
+    pid_t n =
+        xlrt_nursery_start(passing_helper, (void *)(uintptr_t)(BASE + DEAD));
 
     for (unsigned i = 0; xlrt_kernel_count(BASE + DEAD) < 1; i++) {
         assert_true(i < 10000); /* it never took the uid */

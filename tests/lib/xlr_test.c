@@ -96,9 +96,8 @@ xlreaper_ctx *xlrt_ctx(const char *tmpdir, const char *config_text)
     char *path = xlrt_write_file(tmpdir, "xl-reaper.conf", config_text);
 
     assert_int_equal(xlreaper_ctx_alloc(&ctx, xlrt_logger()), 0);
-    assert_int_equal(xlreaper_config_load(ctx, path,
-                                          XLREAPER_CONFIG_MUST_EXIST),
-                     0);
+    assert_int_equal(
+        xlreaper_config_load(ctx, path, XLREAPER_CONFIG_MUST_EXIST), 0);
     free(path);
     return ctx;
 }

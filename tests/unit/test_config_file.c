@@ -70,8 +70,7 @@ static void test_good_file(void **state)
     fixture *f = *state;
     const xlreaper_config *c;
 
-    assert_int_equal(load(f, "# comment\n" BASE
-                             "lock_file = \"/run/x/lock\"\n"
+    assert_int_equal(load(f, "# comment\n" BASE "lock_file = \"/run/x/lock\"\n"
                              "lock_timeout_ms = 250; reap_timeout_ms = 900\n"
                              "nproc_limit = 0x20\n"
                              "dm_gid_mode = 'range-base'\n"),
@@ -155,8 +154,8 @@ static void test_refused(void **state)
         if (rc != XLREAPER_ERROR_INVAL)
             fail_msg("case %zu (%s): rc %d", i, cases[i].text, rc);
         if (!strstr(xlrt_captured(), cases[i].why))
-            fail_msg("case %zu (%s): log lacks \"%s\":\n%s", i,
-                     cases[i].text, cases[i].why, xlrt_captured());
+            fail_msg("case %zu (%s): log lacks \"%s\":\n%s", i, cases[i].text,
+                     cases[i].why, xlrt_captured());
     }
 }
 
@@ -305,8 +304,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nul_byte_is_binary, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_writable_by_others_refused,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_writable_by_others_refused, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_refused_reload_keeps_old, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_shipped_config_loads, setup,

@@ -125,8 +125,8 @@ int xlreaper__probe_nproc(xlreaper_ctx *ctx, uid_t uid, gid_t gid,
     }
     if (WIFSIGNALED(status)) {
         /* Only a live task of uid can signal the probe: not empty. */
-        LOG(DEBUG, "probe of uid %lu killed by signal %d",
-            (unsigned long)uid, WTERMSIG(status));
+        LOG(DEBUG, "probe of uid %lu killed by signal %d", (unsigned long)uid,
+            WTERMSIG(status));
         *fits_r = false;
         return 0;
     }

@@ -46,8 +46,8 @@ static int open_lock_file(xlreaper_ctx *ctx, const char *path, int *fd_r)
     struct stat st;
     int fd, rc;
 
-    fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
-              0600);
+    fd =
+        open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
     if (fd < 0 && errno == ENOENT) {
         rc = make_parent_dir(ctx, path);
         if (rc)
@@ -68,8 +68,10 @@ static int open_lock_file(xlreaper_ctx *ctx, const char *path, int *fd_r)
         goto fail;
     }
     if (!S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_nlink != 1) {
-        LOG(ERROR, "reaper lock %s is not a root-owned regular file with "
-                   "one link; refusing it", path);
+        LOG(ERROR,
+            "reaper lock %s is not a root-owned regular file with "
+            "one link; refusing it",
+            path);
         rc = XLREAPER_ERROR_FAIL;
         goto fail;
     }

@@ -82,8 +82,7 @@ static void __attribute__((noreturn)) killer_child(int wfd, void *arg)
 }
 
 /* One kill(-1) as the pet.  0 or _FAIL. */
-static int kill_round(xlreaper_ctx *ctx, uint32_t domid, uid_t pet,
-                      uid_t uid)
+static int kill_round(xlreaper_ctx *ctx, uint32_t domid, uid_t pet, uid_t uid)
 {
     killer_args a = { .pet = pet, .target = uid };
     xlreaper__child_report rep;
@@ -250,8 +249,7 @@ static int check_pet_idle(xlreaper_ctx *ctx, uint32_t domid, uid_t pet)
              "the reaper uid %lu runs %u task(s), first pid %ld (%s): it "
              "must never run anything; refusing to kill, since they would "
              "be killed too and could kill the reaper",
-             (unsigned long)pet, l.num, (long)l.tasks[0].tid,
-             l.tasks[0].comm);
+             (unsigned long)pet, l.num, (long)l.tasks[0].tid, l.tasks[0].comm);
         rc = XLREAPER_ERROR_INVAL;
     }
     xlreaper_task_list_dispose(&l);

@@ -127,48 +127,27 @@ enum {
 static const char *step_name(int step)
 {
     switch (step) {
-    case STEP_SIGNALS:
-        return "resetting signals";
-    case STEP_CLOSE_FDS:
-        return "close_range";
-    case STEP_STDIO:
-        return "opening /dev/null as a standard descriptor";
-    case STEP_KEEP_FD:
-        return "keeping descriptor";
-    case STEP_SETGROUPS:
-        return "setgroups";
-    case STEP_SETRESGID:
-        return "setresgid";
-    case STEP_RLIMIT:
-        return "setrlimit";
-    case STEP_UNSHARE_NS:
-        return "unshare(CLONE_NEWNS|CLONE_NEWIPC)";
-    case STEP_UNSHARE_NET:
-        return "unshare(CLONE_NEWNET)";
-    case STEP_CHROOT:
-        return "chroot";
-    case STEP_CHDIR:
-        return "chdir(/) in the chroot";
-    case STEP_CGROUP:
-        return "joining the cgroup";
-    case STEP_SETRESUID:
-        return "setresuid";
-    case STEP_UID_BUSY:
-        return "checking the uid has no other task";
-    case STEP_RLIMIT_RAISE:
-        return "setrlimit(RLIMIT_NPROC) after the check";
-    case STEP_CHECK_IDS:
-        return "checking the ids set";
-    case STEP_CHECK_CAPS:
-        return "checking no capability is left";
-    case STEP_NO_NEW_PRIVS:
-        return "prctl(PR_SET_NO_NEW_PRIVS)";
-    case STEP_DUMPABLE:
-        return "prctl(PR_SET_DUMPABLE)";
-    case STEP_EXECVE:
-        return "execve";
-    default:
-        return "unknown step";
+    case STEP_SIGNALS: return "resetting signals";
+    case STEP_CLOSE_FDS: return "close_range";
+    case STEP_STDIO: return "opening /dev/null as a standard descriptor";
+    case STEP_KEEP_FD: return "keeping descriptor";
+    case STEP_SETGROUPS: return "setgroups";
+    case STEP_SETRESGID: return "setresgid";
+    case STEP_RLIMIT: return "setrlimit";
+    case STEP_UNSHARE_NS: return "unshare(CLONE_NEWNS|CLONE_NEWIPC)";
+    case STEP_UNSHARE_NET: return "unshare(CLONE_NEWNET)";
+    case STEP_CHROOT: return "chroot";
+    case STEP_CHDIR: return "chdir(/) in the chroot";
+    case STEP_CGROUP: return "joining the cgroup";
+    case STEP_SETRESUID: return "setresuid";
+    case STEP_UID_BUSY: return "checking the uid has no other task";
+    case STEP_RLIMIT_RAISE: return "setrlimit(RLIMIT_NPROC) after the check";
+    case STEP_CHECK_IDS: return "checking the ids set";
+    case STEP_CHECK_CAPS: return "checking no capability is left";
+    case STEP_NO_NEW_PRIVS: return "prctl(PR_SET_NO_NEW_PRIVS)";
+    case STEP_DUMPABLE: return "prctl(PR_SET_DUMPABLE)";
+    case STEP_EXECVE: return "execve";
+    default: return "unknown step";
     }
 }
 /* clang-format on */
@@ -177,22 +156,14 @@ static const char *step_name(int step)
 static const char *rlimit_name(int resource)
 {
     switch (resource) {
-    case RLIMIT_NPROC:
-        return "RLIMIT_NPROC";
-    case RLIMIT_NOFILE:
-        return "RLIMIT_NOFILE";
-    case RLIMIT_FSIZE:
-        return "RLIMIT_FSIZE";
-    case RLIMIT_CORE:
-        return "RLIMIT_CORE";
-    case RLIMIT_MSGQUEUE:
-        return "RLIMIT_MSGQUEUE";
-    case RLIMIT_LOCKS:
-        return "RLIMIT_LOCKS";
-    case RLIMIT_MEMLOCK:
-        return "RLIMIT_MEMLOCK";
-    default:
-        return "RLIMIT_?";
+    case RLIMIT_NPROC: return "RLIMIT_NPROC";
+    case RLIMIT_NOFILE: return "RLIMIT_NOFILE";
+    case RLIMIT_FSIZE: return "RLIMIT_FSIZE";
+    case RLIMIT_CORE: return "RLIMIT_CORE";
+    case RLIMIT_MSGQUEUE: return "RLIMIT_MSGQUEUE";
+    case RLIMIT_LOCKS: return "RLIMIT_LOCKS";
+    case RLIMIT_MEMLOCK: return "RLIMIT_MEMLOCK";
+    default: return "RLIMIT_?";
     }
 }
 /* clang-format on */
@@ -1029,8 +1000,7 @@ static void log_step(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan,
     case STEP_EXECVE:
         LOGEV(ERROR, err, "spawn domid %u: execve(%s)", d, plan->path);
         break;
-    default:
-        LOGEV(ERROR, err, "spawn domid %u: %s", d, step_name(step));
+    default: LOGEV(ERROR, err, "spawn domid %u: %s", d, step_name(step));
     }
 }
 

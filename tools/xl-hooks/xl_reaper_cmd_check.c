@@ -45,7 +45,7 @@ static int print_json(const xlreaper_config *c)
     gen_str(g, c->reaper_uid_from);
     gen_str(g, "dm_gid_mode");
     gen_str(g, c->dm_gid_mode == XLREAPER_GID_RANGE_BASE ? "range-base"
-                                                        : "per-domain");
+                                                         : "per-domain");
     gen_str(g, "lock_file");
     gen_str(g, c->lock_file);
     gen_str(g, "lock_timeout_ms");
@@ -97,8 +97,8 @@ int xlr_cmd_check(xlr_cli *cli, int argc, char **argv)
     if (cli->json)
         return print_json(c);
     printf("config file:     %s\n", c->path ? c->path : "none (defaults)");
-    printf("dm uid range:    %lu..%lu (domid 1..%u), base from %s\n",
-           base + 1, base + xlreaper_max_domid(), xlreaper_max_domid(),
+    printf("dm uid range:    %lu..%lu (domid 1..%u), base from %s\n", base + 1,
+           base + xlreaper_max_domid(), xlreaper_max_domid(),
            c->dm_uid_base_from);
     printf("reaper uid:      %lu, from %s\n", (unsigned long)c->reaper_uid,
            c->reaper_uid_from);

@@ -425,7 +425,7 @@ void xlrd_sweep(xlrd *d, xlrd_sweep_kind kind)
              * handled: this reap is its death's, reported as a release
              * would be, even when its uid was already empty; the release
              * that follows finds it forgotten. */
-            trig = d->doms[i].alive ? XLRD_TRIGGER_RELEASE
+            trig = d->doms[i].alive            ? XLRD_TRIGGER_RELEASE
                    : kind == XLRD_SWEEP_CENSUS ? XLRD_TRIGGER_CENSUS
                                                : XLRD_TRIGGER_SWEEP;
             if (reap_one(d, lock, i, trig, &reported) == REAP_DONE &&

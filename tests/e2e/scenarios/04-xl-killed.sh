@@ -1,6 +1,6 @@
 # (4) xl is SIGKILLed in the middle of destroy with the daemon down: its uid
 # reaper dies while waiting for the reaper lock, upstream 4.17 destroys the
-# domain anyway, and the DM and a fork racer outlive it (Xen keeps the
+# domain anyway, and a fork racer (often the DM too) outlives it (Xen keeps the
 # domain dying while the DM maps its memory). Starting xl-reaperd then
 # sweeps the leftovers, and only then does the domain go.
 . /e2e/lib.sh
@@ -16,7 +16,13 @@ xl_destroy_without_reap "$DOMID"
 check "domain $DOMID is dying or gone" domain_dying_or_gone "$DOMID"
 diag "xl list: $(xl list | awk 'NR > 2' | tr -s ' \t' ' ' | tr '\n' ';')"
 sleep 2
-check "the DM (pid $DMPID) outlived the interrupted destroy" pid_alive "$DMPID"
+# Whether the DM itself outlives depends on when xl died: libxl may have
+# signalled its pid already.  What a uid kill is for is the racer.
+if pid_alive "$DMPID"; then
+    diag "the DM (pid $DMPID) outlived the interrupted destroy"
+else
+    diag "the DM (pid $DMPID) died by its pid before xl's reaper was killed"
+fi
 check "racer outlived the interrupted destroy" racer_alive r
 check "uid $DMUID has leftover tasks (kernel count)" uid_busy "$DMUID"
 

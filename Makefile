@@ -45,6 +45,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 include tools/libxl-reaper/lib.mk
 include tools/xl-hooks/hooks.mk
+include config/config.mk
 include tests/tests.mk
 -include tests/e2e/e2e.mk
 -include bench/bench.mk
@@ -54,3 +55,6 @@ clean:
 	rm -rf build
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+demo: all $(BUILD)/tests/progs/fork_racer $(BUILD)/tests/progs/nursery
+	XLR_BUILD=$(BUILD) scripts/demo

@@ -3,7 +3,9 @@
 # may reach internal functions).  Every tests/progs/*.c is a helper
 # program (adversaries, fakes) in build/tests/progs.
 
-TEST_SUITE_SRCS := $(sort $(wildcard tests/*/test_*.c))
+# Unit suites first: they are quick and say the most when they fail.
+TEST_SUITE_SRCS := $(sort $(wildcard tests/unit/test_*.c)) \
+	$(filter-out tests/unit/%,$(sort $(wildcard tests/*/test_*.c)))
 TEST_SUITES := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(TEST_SUITE_SRCS)))
 TEST_LIB_SRCS := $(wildcard tests/lib/*.c)
 TEST_PROG_SRCS := $(wildcard tests/progs/*.c)

@@ -134,7 +134,7 @@ static int probe_fits(uid_t uid, unsigned long limit)
         if (errno != EINTR)
             return -1;
     if (WIFSIGNALED(status))
-        return 0; /* only a task of uid could have killed it */
+        return -2; /* only a live task of uid could have killed it */
     if (!WIFEXITED(status) || WEXITSTATUS(status) > 1)
         return -1;
     return WEXITSTATUS(status) == 0;
@@ -153,12 +153,12 @@ long xlrt_kernel_count(uid_t uid)
             return -1;
     }
     if (f < 0)
-        return -1;
+        return f;
     while (hi - lo > 1) {
         unsigned long mid = lo + (hi - lo) / 2;
         f = probe_fits(uid, mid);
         if (f < 0)
-            return -1;
+            return f;
         if (f)
             hi = mid;
         else
@@ -227,11 +227,12 @@ pid_t xlrt_bystander_start(uid_t uid)
 
     assert_true(pid >= 0);
     if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (syscall(SYS_setgroups, 0, NULL) ||
             syscall(SYS_setresgid, uid, uid, uid) ||
             syscall(SYS_setresuid, uid, uid, uid))
             _exit(1);
+        /* After the switch: a change of credentials clears it. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
         for (;;)
             pause();
     }

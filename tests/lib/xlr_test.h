@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -37,8 +38,10 @@ xlreaper_ctx *xlrt_ctx(const char *tmpdir, const char *config_text);
 /*
  * The kernel's count of uid's tasks, by our own probe (RLIMIT_NPROC
  * search; see tools/libxl-reaper/xlreaper_count.c for the argument).
- * -1 if the probe failed.
+ * -1 if the probe failed; XLRT_PROBE_KILLED if a task of uid killed the
+ * probe (so uid certainly has a live task).
  */
+#define XLRT_PROBE_KILLED (-2)
 long xlrt_kernel_count(uid_t uid);
 
 /* A root-owned "nursery": a child subreaper that runs fn(arg) in a child
@@ -48,6 +51,21 @@ pid_t xlrt_nursery_start(void (*fn)(void *arg), void *arg);
 /* Ends the nursery (our own child, so its pid is safe to signal) and
  * waits for it. */
 void xlrt_nursery_stop(pid_t nursery);
+
+/*
+ * tests/progs/adversary MODE, started through the library's spawn under
+ * domid's DM uid, once it reports that its trick is in place.  In a
+ * nursery (returns the nursery's pid: stop it with xlrt_nursery_stop),
+ * or as this process's own child (returns its pid, left unreaped).
+ */
+pid_t xlrt_adversary_in_nursery(xlreaper_ctx *ctx, uint32_t domid,
+                                const char *mode);
+pid_t xlrt_adversary_as_child(xlreaper_ctx *ctx, uint32_t domid,
+                              const char *mode);
+
+/* A root child with ids (0, uid, 0): uid only as its effective uid,
+ * which kill(-1) as the pet cannot signal.  Stop it like a bystander. */
+pid_t xlrt_euid_holder_start(uid_t uid);
 
 /* A task that sleeps under uid (all three ids) until stopped. */
 pid_t xlrt_bystander_start(uid_t uid);
@@ -62,5 +80,28 @@ int xlrt_run(char *const argv[], char **out_r, char **err_r);
 
 /* The build directory: $XLR_BUILD or "build". */
 const char *xlrt_build_dir(void);
+
+/* A logger that keeps every message, "level: message[: strerror]\n", so
+ * that tests can assert the reason given and not just the code. */
+xentoollog_logger *xlrt_capture_logger(void);
+const char *xlrt_captured(void);
+void xlrt_capture_reset(void);
+
+/* Fails the test unless the captured log contains needle. */
+#define assert_logged(needle)                                              \
+    do {                                                                   \
+        if (!strstr(xlrt_captured(), (needle)))                            \
+            fail_msg("log lacks \"%s\"; it has:\n%s", (needle),            \
+                     xlrt_captured());                                     \
+    } while (0)
+
+/* A passwd table of the test's own, in place of the host's, for ctx.
+ * table ends with a NULL name and must outlive the loads. */
+typedef struct {
+    const char *name;
+    uid_t uid;
+    gid_t gid;
+} xlrt_user;
+void xlrt_fake_passwd(xlreaper_ctx *ctx, const xlrt_user *table);
 
 #endif /* XLR_TEST_H */

@@ -91,6 +91,40 @@ int xlreaper__wait_child(xlreaper_ctx *ctx, pid_t pid, int *status_r)
     }
 }
 
+int xlreaper__run_child(xlreaper_ctx *ctx, const char *what,
+                        void (*fn)(int wfd, void *arg), void *arg,
+                        xlreaper__child_report *rep, bool *reported_r,
+                        int *status_r)
+{
+    xlreaper__report_pipe p;
+    pid_t pid;
+    int rc;
+
+    rc = xlreaper__report_pipe_open(ctx, &p);
+    if (rc)
+        return rc;
+    pid = fork();
+    if (pid < 0) {
+        LOGE(ERROR, "fork for %s", what);
+        xlreaper__report_pipe_close(&p);
+        return XLREAPER_ERROR_FAIL;
+    }
+    if (pid == 0) {
+        fn(p.wfd, arg);
+        _exit(127); /* fn does not return */
+    }
+    close(p.wfd);
+    p.wfd = -1;
+    rc = xlreaper__report_read(ctx, p.rfd, rep);
+    if (xlreaper__wait_child(ctx, pid, status_r) < 0 && rc >= 0)
+        rc = XLREAPER_ERROR_FAIL;
+    xlreaper__report_pipe_close(&p);
+    if (rc < 0)
+        return rc;
+    *reported_r = rc == 1;
+    return 0;
+}
+
 int xlreaper__sys_setresuid(uid_t r, uid_t e, uid_t s)
 {
     return (int)syscall(SYS_setresuid, r, e, s);

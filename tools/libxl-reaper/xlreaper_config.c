@@ -334,8 +334,11 @@ static int parse_text(xlreaper_ctx *ctx, const char *path, const char *text,
     e = xlu_cfg_readdata(xlu, text, (int)len);
     if (e) {
         fflush(report);
-        log_report(ctx, report_text);
-        LOG(ERROR, "%s: not a valid config file", path);
+        /* libxlutil has said file:line and why; say it only if not. */
+        if (report_text && *report_text)
+            log_report(ctx, report_text);
+        else
+            LOG(ERROR, "%s: not a valid config file", path);
         rc = XLREAPER_ERROR_INVAL;
         goto out;
     }

@@ -41,10 +41,19 @@ static const char *probe_step_name(int step)
     }
 }
 
+typedef struct {
+    uid_t uid;
+    gid_t gid;
+    unsigned limit;
+} probe_args;
+
 /* The probe child: exits 0 if a fork fitted under the limit, 1 if not. */
-static void __attribute__((noreturn))
-probe_child(int wfd, uid_t uid, gid_t gid, unsigned limit)
+static void __attribute__((noreturn)) probe_child(int wfd, void *arg)
 {
+    const probe_args *a = arg;
+    uid_t uid = a->uid;
+    gid_t gid = a->gid;
+    unsigned limit = a->limit;
     struct rlimit rl = { .rlim_cur = limit, .rlim_max = limit };
     long c;
     int status;
@@ -88,9 +97,9 @@ probe_child(int wfd, uid_t uid, gid_t gid, unsigned limit)
 int xlreaper__probe_nproc(xlreaper_ctx *ctx, uid_t uid, gid_t gid,
                           unsigned limit, bool *fits_r)
 {
-    xlreaper__report_pipe p;
+    probe_args a = { .uid = uid, .gid = gid, .limit = limit };
     xlreaper__child_report rep;
-    pid_t pid;
+    bool reported;
     int rc, status;
 
     if (uid == 0 || uid == (uid_t)-1 || gid == 0 || gid == (gid_t)-1) {
@@ -98,28 +107,11 @@ int xlreaper__probe_nproc(xlreaper_ctx *ctx, uid_t uid, gid_t gid,
             (unsigned long)gid);
         return XLREAPER_ERROR_INVAL;
     }
-    rc = xlreaper__report_pipe_open(ctx, &p);
+    rc = xlreaper__run_child(ctx, "the task-count probe", probe_child, &a,
+                             &rep, &reported, &status);
     if (rc)
         return rc;
-
-    pid = fork();
-    if (pid < 0) {
-        LOGE(ERROR, "fork for the task-count probe");
-        xlreaper__report_pipe_close(&p);
-        return XLREAPER_ERROR_FAIL;
-    }
-    if (pid == 0)
-        probe_child(p.wfd, uid, gid, limit);
-
-    close(p.wfd);
-    p.wfd = -1;
-    rc = xlreaper__report_read(ctx, p.rfd, &rep);
-    if (xlreaper__wait_child(ctx, pid, &status) < 0 && rc >= 0)
-        rc = XLREAPER_ERROR_FAIL;
-    xlreaper__report_pipe_close(&p);
-    if (rc < 0)
-        return rc;
-    if (rc == 1) {
+    if (reported) {
         LOGEV(ERROR, rep.err, "task-count probe of uid %lu: %s(%ld)",
               (unsigned long)uid, probe_step_name(rep.step), rep.detail);
         return XLREAPER_ERROR_FAIL;

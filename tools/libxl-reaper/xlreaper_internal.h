@@ -115,6 +115,16 @@ _hidden void xlreaper__child_fail(int wfd, int step, int err, long detail)
 _hidden int xlreaper__report_read(xlreaper_ctx *ctx, int rfd,
                                   xlreaper__child_report *rep);
 
+/*
+ * Forks a child running fn(wfd, arg), which must _exit or
+ * xlreaper__child_fail and never return, and waits for it.  0 with
+ * *status_r and *reported_r (whether the child sent *rep), or an error.
+ */
+_hidden int xlreaper__run_child(xlreaper_ctx *ctx, const char *what,
+                                void (*fn)(int wfd, void *arg), void *arg,
+                                xlreaper__child_report *rep,
+                                bool *reported_r, int *status_r);
+
 /* waitpid, looping on EINTR.  0 and *status_r, or _FAIL. */
 _hidden int xlreaper__wait_child(xlreaper_ctx *ctx, pid_t pid,
                                  int *status_r);

@@ -182,9 +182,10 @@ static int read_task(int dirfd, const char *rel, xlreaper_task *t,
     ssize_t r;
 
     snprintf(path, sizeof(path), "%s/status", rel);
-    r = read_at(dirfd, path, buf, sizeof(buf));
+    r = read_at(dirfd, path, buf, sizeof(buf) - 1);
     if (r <= 0)
         return 0;
+    buf[r] = '\0'; /* so that no number is read past the text */
     return xlreaper__parse_status(buf, (size_t)r, t, threads_r) == 0;
 }
 

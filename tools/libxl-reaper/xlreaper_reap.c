@@ -38,6 +38,9 @@
 
 #include "xlreaper_internal.h"
 
+/* How long zombies held by a live parent outside the uid are waited for. */
+#define ZOMBIE_GRACE_US 250000
+
 enum {
     KILLER_SETRESUID = 1,
     KILLER_IDS,
@@ -54,9 +57,14 @@ static const char *killer_step_name(int step)
     }
 }
 
-static void __attribute__((noreturn))
-killer_child(int wfd, uid_t pet, uid_t target)
+typedef struct {
+    uid_t pet, target;
+} killer_args;
+
+static void __attribute__((noreturn)) killer_child(int wfd, void *arg)
 {
+    const killer_args *a = arg;
+    uid_t pet = a->pet, target = a->target;
     uid_t r, e, s;
 
     if (xlreaper__sys_setresuid(pet, target, 0) < 0)
@@ -73,32 +81,16 @@ killer_child(int wfd, uid_t pet, uid_t target)
 static int kill_round(xlreaper_ctx *ctx, uint32_t domid, uid_t pet,
                       uid_t uid)
 {
-    xlreaper__report_pipe p;
+    killer_args a = { .pet = pet, .target = uid };
     xlreaper__child_report rep;
-    pid_t pid;
+    bool reported;
     int rc, status;
 
-    rc = xlreaper__report_pipe_open(ctx, &p);
+    rc = xlreaper__run_child(ctx, "the killer", killer_child, &a, &rep,
+                             &reported, &status);
     if (rc)
         return rc;
-    pid = fork();
-    if (pid < 0) {
-        LOGED(ERROR, domid, "fork for the killer");
-        xlreaper__report_pipe_close(&p);
-        return XLREAPER_ERROR_FAIL;
-    }
-    if (pid == 0)
-        killer_child(p.wfd, pet, uid);
-
-    close(p.wfd);
-    p.wfd = -1;
-    rc = xlreaper__report_read(ctx, p.rfd, &rep);
-    if (xlreaper__wait_child(ctx, pid, &status) < 0 && rc >= 0)
-        rc = XLREAPER_ERROR_FAIL;
-    xlreaper__report_pipe_close(&p);
-    if (rc < 0)
-        return rc;
-    if (rc == 1) {
+    if (reported) {
         LOGEV(ERROR, rep.err, "domid %u: killer: %s(%lu, %lu, 0)", domid,
               killer_step_name(rep.step), (unsigned long)pet,
               (unsigned long)uid);
@@ -217,6 +209,8 @@ static unsigned count_killed(tid_set *seen, const xlreaper_task_list *old)
 {
     unsigned n = 0;
 
+    if (!seen->num)
+        return 0;
     qsort(seen->tids, seen->num, sizeof(pid_t), cmp_pid);
     for (size_t i = 0; i < seen->num; i++) {
         if (i && seen->tids[i] == seen->tids[i - 1])
@@ -257,7 +251,7 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
     const xlreaper_config *cfg = ctx->cfg;
     xlreaper_task_list before, scan;
     tid_set seen = { 0 };
-    uint64_t pause_us = 200;
+    uint64_t pause_us = 200, foreign_since = 0;
     bool need_kill = true;
     scan_view v;
     int rc;
@@ -314,10 +308,19 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
                 break;
             }
         } else if (!res->live.num && !res->stuck.num && !v.waiting) {
-            /* Only zombies whose live parent is outside the uid: waiting
-             * is up to that parent, not to us. */
-            res->outcome = XLREAPER_OUTCOME_ZOMBIES;
-            break;
+            /* Only zombies whose live parent is outside the uid: reaping
+             * them is up to that parent.  A healthy one (a subreaper, a
+             * toolstack's SIGCHLD handler) does so at once; give it a
+             * moment, not the whole deadline. */
+            uint64_t now = xlreaper__now_us();
+            if (!foreign_since)
+                foreign_since = now;
+            if (now - foreign_since >= ZOMBIE_GRACE_US) {
+                res->outcome = XLREAPER_OUTCOME_ZOMBIES;
+                break;
+            }
+        } else {
+            foreign_since = 0;
         }
         if (xlreaper__now_us() >= deadline) {
             res->outcome = res->live.num || res->stuck.num || !scan.num

@@ -66,6 +66,7 @@ int main(int argc, char **argv)
     unsigned flags = 0;
     int opt, rc, ret, ci;
 
+    opterr = 0; /* one line of our own for a bad option, not getopt's */
     while ((opt = getopt_long(argc, argv, "+c:jvh", opts, NULL)) != -1) {
         switch (opt) {
         case 'c':
@@ -82,7 +83,8 @@ int main(int argc, char **argv)
             usage(stdout);
             return XLR_EXIT_OK;
         default:
-            usage(stderr);
+            xlr_error("unknown option '%s' (see xl-reaper --help)",
+                      argv[optind - 1]);
             return XLR_EXIT_USAGE;
         }
     }

@@ -1,0 +1,320 @@
+# lib.sh: sourced by every scenario, in the test dom0. Assertions print one
+# line each in the protocol dom0-init describes; the scenario's exit status
+# is 1 if any assertion failed.
+set -eu
+: "${E2E_SID:?run by dom0-init}"
+
+E2E=/e2e
+BIN=$E2E/bin
+STATE=/run/e2e
+RUN=$STATE/$E2E_SID
+WRAPPER=/usr/libexec/xl-reaper/qemu-dm-restrict
+QEMU=/usr/libexec/xen-qemu-system-i386
+# The flock that upstream libxl's uid reaper and this project share.
+LOCK=/var/run/xen/dm-reaper-lock
+# How soon after a destroy the DM uid must be empty (issue 7: 2 s).
+REAP_MS=${E2E_REAP_MS:-2000}
+failed=0
+mkdir -p "$RUN"
+trap 'exit $failed' EXIT
+
+pass() { echo "E2E PASS $E2E_SID: $*"; }
+fail() { echo "E2E FAIL $E2E_SID: $*"; failed=1; }
+diag() { echo "E2E # $E2E_SID: $*"; }
+now_ms() { date +%s%3N; }
+
+# check DESC CMD...: one assertion on CMD's exit status; carries on.
+check() {
+    _d=$1
+    shift
+    _rc=0
+    "$@" >"$RUN/out" 2>&1 || _rc=$?
+    if [ "$_rc" = 0 ]; then
+        pass "$_d"
+    else
+        fail "$_d (rc=$_rc: $(tail -n 1 "$RUN/out" | cut -c1-160))"
+    fi
+    return 0
+}
+
+# need DESC CMD...: like check, but the scenario cannot go on without it.
+need() {
+    _f=$failed
+    failed=0
+    check "$@"
+    [ "$failed" = 0 ] || exit 1
+    failed=$_f
+}
+
+# Print the last lines of a log as diagnostics (kept short: TCG console).
+diag_tail() {
+    [ -s "$1" ] || return 0
+    tail -n "${2:-5}" "$1" | cut -c1-200 | while IFS= read -r l; do
+        diag "  $l"
+    done
+}
+
+# poll MS CMD...: true as soon as CMD succeeds, false after MS ms.
+poll() {
+    _end=$(($(now_ms) + $1))
+    shift
+    until "$@" >/dev/null 2>&1; do
+        [ "$(now_ms)" -lt "$_end" ] || return 1
+        sleep 0.05
+    done
+}
+
+need_prog() {
+    [ -x "$1" ] || { fail "$1 is not installed (project build missing?)"; exit 1; }
+}
+
+# guest_cfg NAME [LINE...]: the issue's minimal HVM guest, plus LINEs.
+guest_cfg() {
+    _n=$1
+    shift
+    {
+        echo "name = \"$_n\""
+        echo 'type = "hvm"'
+        echo 'memory = 32'
+        echo 'device_model_version = "qemu-xen"'
+        echo 'dm_restrict = 1'
+        echo 'vnc = 0'
+        echo 'serial = "pty"'
+        for _l in "$@"; do echo "$_l"; done
+    } >"$RUN/$_n.cfg"
+    echo "$RUN/$_n.cfg"
+}
+
+wrapper_line() { echo "device_model_override = \"$WRAPPER\""; }
+
+# create_guest NAME CFG: xl create; sets DOMID and DMPID.
+create_guest() {
+    _t0=$(now_ms)
+    if ! timeout 300 xl create "$2" >"$RUN/create-$1.log" 2>&1; then
+        fail "xl create $1"
+        diag_tail "$RUN/create-$1.log" 8
+        exit 1
+    fi
+    DOMID=$(xl domid "$1")
+    echo "$DOMID" >>"$STATE/domids"
+    DMPID=$(xenstore-read "/local/domain/$DOMID/image/device-model-pid")
+    pass "xl create $1: domid $DOMID, DM pid $DMPID ($(($(now_ms) - _t0)) ms)"
+}
+
+# create_fixed NAME DOMID [DM_OVERRIDE]: the same guest with a chosen domid,
+# through libxl (xl 4.17 reads no domid from xl.cfg); sets DOMID, DMPID.
+create_fixed() {
+    _t0=$(now_ms)
+    if ! timeout 300 "$BIN/create-domid" "$@" >"$RUN/create-$1.log" 2>&1; then
+        fail "create $1 with domid $2"
+        diag_tail "$RUN/create-$1.log" 8
+        exit 1
+    fi
+    DOMID=$(tail -n 1 "$RUN/create-$1.log")
+    echo "$DOMID" >>"$STATE/domids"
+    DMPID=$(xenstore-read "/local/domain/$DOMID/image/device-model-pid")
+    pass "create $1 with domid $2: domid $DOMID, DM pid $DMPID ($(($(now_ms) - _t0)) ms)"
+}
+
+domain_exists() { xl list "$1" >/dev/null 2>&1; }
+domain_gone() { ! domain_exists "$1"; }
+# Xen keeps a destroyed domain "dying" (state d) while a live DM still maps
+# its memory: only the DM's death lets it go.
+domain_dying_or_gone() {
+    domain_gone "$1" ||
+        xl list "$1" 2>/dev/null | awk 'NR == 2 { exit $5 !~ /d/ }'
+}
+pid_alive() { [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status"; }
+pid_gone() { ! pid_alive "$1"; }
+
+# Upstream's DM uid for a domid: the range-base user's uid + domid.
+range_base() { getent passwd xen-qemuuser-range-base | cut -d: -f3; }
+expected_uid() { echo $(($(range_base) + $1)); }
+
+# cli_ids DOMID: sets DMUID and DMGID from `xl-reaper uid DOMID`: the
+# numbers after "uid" and "gid" if it labels them, else the first two.
+cli_ids() {
+    _o=$(xl-reaper uid "$1") || { fail "xl-reaper uid $1"; exit 1; }
+    DMUID=$(echo "$_o" | grep -o -E '\<uid[ =:]*[0-9]+' | head -n 1 |
+        grep -o -E '[0-9]+$' || true)
+    DMGID=$(echo "$_o" | grep -o -E '\<gid[ =:]*[0-9]+' | head -n 1 |
+        grep -o -E '[0-9]+$' || true)
+    if [ -z "$DMUID" ] || [ -z "$DMGID" ]; then
+        set -- $(echo "$_o" | tr -c '0-9\n' ' ')
+        DMUID=${1:-}
+        DMGID=${2:-}
+    fi
+    [ -n "$DMGID" ] || { fail "cannot read uid and gid from '$_o'"; exit 1; }
+    diag "xl-reaper uid: $(echo "$_o" | tr '\n' ' ' | cut -c1-120)"
+    echo "$DMUID" >>"$STATE/uids"
+}
+
+# "ruid euid suid fsuid" / the same for gids, of PID.
+proc_uids() { awk '/^Uid:/ { print $2, $3, $4, $5 }' "/proc/$1/status"; }
+proc_gids() { awk '/^Gid:/ { print $2, $3, $4, $5 }' "/proc/$1/status"; }
+proc_groups() { awk '/^Groups:/ { $1 = ""; print }' "/proc/$1/status" |
+    sed 's/^ *//; s/ *$//'; }
+all_four() { [ "$1" = "$2 $2 $2 $2" ]; }
+
+# The kernel's task count of a uid (see src/uid-empty.c).
+uid_empty() { "$BIN/uid-empty" "$1" "${2:-0}"; }
+uid_busy() {
+    _r=0
+    "$BIN/uid-empty" "$1" 0 >/dev/null || _r=$?
+    [ "$_r" = 1 ]
+}
+
+# start_racer NAME UID GID: a fork racer under UID:GID, started the way a
+# compromised QEMU would run it. Its liveness is watched without /proc: all
+# generations inherit the write end of a FIFO, whose reader gets EOF only
+# when none is left alive.
+start_racer() {
+    _f=$RUN/$1.fifo
+    rm -f "$_f" "$RUN/$1.dead"
+    mkfifo "$_f"
+    (cat "$_f" >/dev/null; : >"$RUN/$1.dead") &
+    # The double fork hands generation one to PID 1, which reaps at once:
+    # an unreaped zombie would keep the uid's task count above zero.
+    (setpriv --reuid "$2" --regid "$3" --clear-groups -- \
+        "$BIN/fork-racer" 3>"$_f" </dev/null >/dev/null 2>&1 &)
+    echo "$2" >>"$STATE/uids"
+    poll 5000 uid_busy "$2" || { fail "racer $1 did not start"; exit 1; }
+}
+racer_alive() { [ ! -e "$RUN/$1.dead" ]; }
+racer_dead() { [ -e "$RUN/$1.dead" ]; }
+
+# assert_reaped NAME UID MS WHAT: within MS ms of now, the racer is dead
+# and UID empty by the kernel's count (one deadline for both).
+assert_reaped() {
+    _t0=$(now_ms)
+    if poll "$3" racer_dead "$1"; then
+        pass "$4: racer $1 dead after $(($(now_ms) - _t0)) ms"
+    else
+        fail "$4: racer $1 still alive after $3 ms"
+    fi
+    _left=$((_t0 + $3 - $(now_ms)))
+    [ "$_left" -gt 0 ] || _left=0
+    if uid_empty "$2" "$_left" >/dev/null; then
+        pass "$4: uid $2 empty (kernel count) after $(($(now_ms) - _t0)) ms"
+    else
+        fail "$4: uid $2 not empty (kernel count) $3 ms after"
+        diag "  tasks seen: $(ps -eLo uid,pid,stat,comm | awk -v u="$2" \
+            '$1 == u' | head -n 5 | tr '\n' ';')"
+    fi
+}
+
+# Kill the DM by its pid only, as libxl without a uid would.
+kill_dm_pid() {
+    kill -KILL "$1"
+    poll 5000 pid_gone "$1" || fail "DM pid $1 survived SIGKILL"
+}
+
+# The daemon, as an operator would run it. Not a child of the scenario,
+# so that cleanup can stop it even if the scenario is killed.
+daemon_start() {
+    need_prog /usr/sbin/xl-reaperd
+    (xl-reaperd --events "$RUN/events" -v 2>>"$RUN/reaperd.log" &
+        echo $! >"$STATE/reaperd.pid")
+    DAEMON=$(cat "$STATE/reaperd.pid")
+    sleep 1
+    if pid_alive "$DAEMON"; then
+        pass "xl-reaperd started (pid $DAEMON)"
+    else
+        fail "xl-reaperd exited at start"
+        diag_tail "$RUN/reaperd.log"
+        exit 1
+    fi
+}
+daemon_stop() {
+    [ -s "$STATE/reaperd.pid" ] || return 0
+    _p=$(cat "$STATE/reaperd.pid")
+    rm -f "$STATE/reaperd.pid"
+    pid_alive "$_p" || { fail "xl-reaperd died before stop"; return 0; }
+    kill -TERM "$_p"
+    if poll 10000 pid_gone "$_p"; then
+        pass "xl-reaperd stopped on SIGTERM"
+    else
+        fail "xl-reaperd ignored SIGTERM"
+        kill -KILL "$_p"
+    fi
+}
+daemon_down() { [ ! -s "$STATE/reaperd.pid" ]; }
+
+# An event of the daemon's --events file that names DOMID.
+has_event() {
+    grep -Eq "\"domid\" *: *$1([^0-9]|\$)" "$RUN/events" 2>/dev/null
+}
+assert_event() {
+    if poll "$2" has_event "$1"; then
+        pass "xl-reaperd logged a reap event for domid $1"
+        diag "  $(grep -E "\"domid\" *: *$1([^0-9]|\$)" "$RUN/events" |
+            tail -n 1 | cut -c1-200)"
+    else
+        fail "no xl-reaperd event for domid $1 within $2 ms"
+        diag_tail "$RUN/reaperd.log"
+    fi
+}
+
+# Hold the reaper lock, as a reaper mid-kill would; sets LOCKPID.
+lock_hold() {
+    rm -f "$RUN/locked"
+    (exec 8>"$LOCK"; flock 8; : >"$RUN/locked"; exec sleep 600) &
+    LOCKPID=$!
+    echo "$LOCKPID" >>"$STATE/pids"
+    poll 5000 test -e "$RUN/locked" || { fail "could not take $LOCK"; exit 1; }
+}
+lock_release() { kill "$LOCKPID"; wait "$LOCKPID" 2>/dev/null || true; }
+
+# A child of PID blocked in flock: upstream libxl forks its uid reaper and
+# that child waits for the reaper lock.
+blocked_child() {
+    for _c in $(pgrep -P "$1"); do
+        grep -qs flock "/proc/$_c/stack" && { echo "$_c"; return 0; }
+    done
+    return 1
+}
+
+# xl_destroy_without_reap DOMID: `xl destroy` whose uid reaper is SIGKILLed
+# in the middle of the destroy, while it waits for the lock we hold. Upstream
+# 4.17 only logs that failure and destroys the domain anyway: after this the
+# domain is gone and nothing of libxl's has killed the DM uid.
+xl_destroy_without_reap() {
+    lock_hold
+    xl destroy "$1" >"$RUN/destroy-$1.log" 2>&1 &
+    _xl=$!
+    if ! poll 60000 blocked_child "$_xl"; then
+        fail "xl destroy $1 never blocked in its uid reaper"
+        lock_release
+        wait "$_xl" || true
+        diag_tail "$RUN/destroy-$1.log"
+        exit 1
+    fi
+    _c=$(blocked_child "$_xl")
+    kill -KILL "$_c"
+    pass "SIGKILLed xl's uid reaper (pid $_c) in the middle of destroy $1"
+    lock_release
+    _r=0
+    wait "$_xl" || _r=$?
+    diag "xl destroy $1 returned $_r with its reaper killed"
+    diag_tail "$RUN/destroy-$1.log" 3
+}
+
+# The domain exists and is neither paused nor shutting down nor dying.
+domain_running() {
+    _s=$(xl list "$1" 2>/dev/null | awk 'NR == 2 { print $5 }')
+    [ -n "$_s" ] || return 1
+    case $_s in *p* | *s* | *c* | *d*) return 1 ;; esac
+}
+
+# `xl-reaper audit --tap` as an assertion; its failing lines as diagnostics.
+assert_audit() {
+    _r=0
+    xl-reaper audit --tap >"$RUN/audit.tap" 2>&1 || _r=$?
+    if [ "$_r" = 0 ]; then
+        pass "xl-reaper audit passes $1"
+    else
+        fail "xl-reaper audit $1 exited $_r"
+        grep -v '^ok' "$RUN/audit.tap" | head -n 8 | cut -c1-200 |
+            while IFS= read -r l; do diag "  $l"; done
+    fi
+}

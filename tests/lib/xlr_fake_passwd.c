@@ -1,0 +1,44 @@
+/*
+ * xlr_fake_passwd.c - a passwd database of the test's own, injected
+ * through the library's internal lookup hooks.
+ */
+#include "xlr_test.h"
+#include "xlreaper_internal.h"
+
+static const xlrt_user *users;
+
+static int fake_by_name(void *opaque, const char *name, uid_t *uid_r,
+                        gid_t *gid_r, bool *found_r)
+{
+    (void)opaque;
+    *found_r = false;
+    for (const xlrt_user *u = users; u && u->name; u++) {
+        if (!strcmp(u->name, name)) {
+            *uid_r = u->uid;
+            *gid_r = u->gid;
+            *found_r = true;
+        }
+    }
+    return 0;
+}
+
+static int fake_each(void *opaque,
+                     int (*fn)(void *arg, const char *name, uid_t uid),
+                     void *arg)
+{
+    (void)opaque;
+    for (const xlrt_user *u = users; u && u->name; u++) {
+        int rc = fn(arg, u->name, u->uid);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static const xlreaper__passwd_ops fake_ops = { fake_by_name, fake_each };
+
+void xlrt_fake_passwd(xlreaper_ctx *ctx, const xlrt_user *table)
+{
+    users = table;
+    xlreaper__ctx_set_passwd(ctx, &fake_ops, NULL);
+}

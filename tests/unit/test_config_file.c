@@ -1,0 +1,245 @@
+/*
+ * test_config_file.c - reading the config file: every malformed input is
+ * refused with the reason, and a refused reload keeps the settings that
+ * were in force.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+
+#include "xlr_test.h"
+#include "xlreaper_internal.h"
+
+/* Every case names its base (3000000 is in this suite's uid block), and
+ * the passwd database is empty: the host's plays no part. */
+static const xlrt_user no_users[] = { { NULL, 0, 0 } };
+
+typedef struct {
+    char *dir;
+    xlreaper_ctx *ctx;
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+
+    f->dir = xlrt_tmpdir();
+    assert_int_equal(xlreaper_ctx_alloc(&f->ctx, xlrt_capture_logger()), 0);
+    xlrt_fake_passwd(f->ctx, no_users);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    xlreaper_ctx_free(f->ctx);
+    xlrt_tmpdir_remove(f->dir);
+    free(f);
+    return 0;
+}
+
+static int load_text(fixture *f, const char *text, size_t len)
+{
+    char *path;
+    FILE *fp;
+    int rc;
+
+    assert_true(asprintf(&path, "%s/c.conf", f->dir) > 0);
+    fp = fopen(path, "w");
+    assert_non_null(fp);
+    assert_int_equal(fwrite(text, 1, len, fp), len);
+    fclose(fp);
+    chmod(path, 0644);
+    xlrt_capture_reset();
+    rc = xlreaper_config_load(f->ctx, path, XLREAPER_CONFIG_MUST_EXIST);
+    free(path);
+    return rc;
+}
+
+static int load(fixture *f, const char *text)
+{
+    return load_text(f, text, strlen(text));
+}
+
+#define BASE "dm_uid_base = 3000000\n"
+
+static void test_good_file(void **state)
+{
+    fixture *f = *state;
+    const xlreaper_config *c;
+
+    assert_int_equal(load(f, "# comment\n" BASE
+                             "lock_file = \"/run/x/lock\"\n"
+                             "lock_timeout_ms = 250; reap_timeout_ms = 900\n"
+                             "nproc_limit = 0x20\n"
+                             "dm_gid_mode = 'range-base'\n"),
+                     0);
+    c = xlreaper_config_get(f->ctx);
+    assert_non_null(c->path);
+    assert_int_equal(c->dm_uid_base, 3000000);
+    assert_string_equal(c->lock_file, "/run/x/lock");
+    assert_int_equal(c->lock_timeout_ms, 250);
+    assert_int_equal(c->reap_timeout_ms, 900);
+    assert_int_equal(c->nproc_limit, 32);
+    assert_int_equal(c->dm_gid_mode, XLREAPER_GID_RANGE_BASE);
+    assert_int_equal(c->range_base_gid, 3000000);
+}
+
+static void test_defaults(void **state)
+{
+    fixture *f = *state;
+    const xlreaper_config *c;
+
+    assert_int_equal(load(f, BASE), 0);
+    c = xlreaper_config_get(f->ctx);
+    assert_string_equal(c->lock_file, XLREAPER_DEFAULT_LOCK_FILE);
+    assert_string_equal(c->lock_file, "/var/run/xen/dm-reaper-lock");
+    assert_int_equal(c->dm_gid_mode, XLREAPER_GID_PER_DOMAIN);
+    assert_true(c->lock_timeout_ms > 0);
+    assert_true(c->reap_timeout_ms > 0);
+}
+
+static void test_missing_file(void **state)
+{
+    fixture *f = *state;
+
+    xlrt_capture_reset();
+    assert_int_equal(xlreaper_config_load(f->ctx, "/nonexistent/x.conf",
+                                          XLREAPER_CONFIG_MUST_EXIST),
+                     XLREAPER_ERROR_INVAL);
+    assert_logged("/nonexistent/x.conf: config file does not exist");
+}
+
+/* Each case: text refused, and the log names the reason. */
+static void test_refused(void **state)
+{
+    static const struct {
+        const char *text;
+        const char *why;
+    } cases[] = {
+        { "", "sets nothing" },
+        { "\n\n   \n", "sets nothing" },
+        { "# only a comment\n", "sets nothing" },
+        /* libxlutil's own report, which numbers a line ending a
+         * statement from 0 (its lexer's quirk). */
+        { "dm_uid_base =\n", "config parsing error" },
+        { "dm_uid_base = 3000000 7\n", "config parsing error" },
+        { "\x7f\x45\x4c\x46\x02\x01\x01\x03\xff\xfe", "c.conf" },
+        { BASE "dm_uid_base = 3000000\n", "c.conf:2: dm_uid_base is set "
+                                          "again (first set at line 1)" },
+        { BASE "dm_uid_bsae = 3000000\n", "c.conf:2: unknown key "
+                                          "dm_uid_bsae" },
+        { BASE "\n\n# x = 1\nlock_timout_ms = 5\n", "c.conf:5: unknown key "
+                                                    "lock_timout_ms" },
+        { "dm_uid_base = 0\n", "dm_uid_base = 0 is out of range" },
+        { "dm_uid_base = -5\n", "lexical error" },
+        { "dm_uid_base = \"abc\"\n", "dm_uid_base must be a number" },
+        { "dm_uid_base = 7x\n", "dm_uid_base must be a number" },
+        { "dm_uid_base = [3000000]\n", "dm_uid_base must be a number" },
+        { "dm_uid_base = 4294967296\n", "out of range" },
+        { BASE "lock_file = \"relative/lock\"\n", "absolute path" },
+        { BASE "lock_file = 5\n", "absolute path" },
+        { BASE "lock_timeout_ms = 3600001\n", "out of range" },
+        { BASE "reap_timeout_ms = 0\n", "out of range" },
+        { BASE "nproc_limit = 0\n", "out of range" },
+        { BASE "dm_gid_mode = \"shared\"\n", "not one of the choices" },
+        { BASE "dm_gid_mode = 1\n", "not one of the choices" },
+        { BASE "dm_gid_mode = [\"per-domain\"]\n", "must be a quoted string" },
+    };
+    fixture *f = *state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        int rc = load(f, cases[i].text);
+        if (rc != XLREAPER_ERROR_INVAL)
+            fail_msg("case %zu (%s): rc %d", i, cases[i].text, rc);
+        if (!strstr(xlrt_captured(), cases[i].why))
+            fail_msg("case %zu (%s): log lacks \"%s\":\n%s", i,
+                     cases[i].text, cases[i].why, xlrt_captured());
+    }
+}
+
+static void test_nul_byte_is_binary(void **state)
+{
+    static const char text[] = "dm_uid_base = 3000000\n\0\n";
+    fixture *f = *state;
+
+    assert_int_equal(load_text(f, text, sizeof(text) - 1),
+                     XLREAPER_ERROR_INVAL);
+    assert_logged("binary data");
+}
+
+static void test_writable_by_others_refused(void **state)
+{
+    fixture *f = *state;
+    char *path = xlrt_write_file(f->dir, "w.conf", BASE);
+
+    assert_int_equal(chmod(path, 0666), 0);
+    xlrt_capture_reset();
+    assert_int_equal(
+        xlreaper_config_load(f->ctx, path, XLREAPER_CONFIG_MUST_EXIST),
+        XLREAPER_ERROR_INVAL);
+    assert_logged("writable by someone other than root");
+    free(path);
+}
+
+static void test_refused_reload_keeps_old(void **state)
+{
+    fixture *f = *state;
+
+    assert_int_equal(load(f, BASE "lock_timeout_ms = 123\n"), 0);
+    assert_int_equal(load(f, "dm_uid_base = 3100000\nbogus = 1\n"),
+                     XLREAPER_ERROR_INVAL);
+    assert_int_equal(xlreaper_config_get(f->ctx)->dm_uid_base, 3000000);
+    assert_int_equal(xlreaper_config_get(f->ctx)->lock_timeout_ms, 123);
+}
+
+static void test_shipped_config_loads(void **state)
+{
+    static const xlrt_user upstream[] = {
+        { "xen-qemuuser-range-base", 131072, 131072 },
+        { NULL, 0, 0 },
+    };
+    fixture *f = *state;
+
+    /* The file `make install` puts in /etc/xen, with upstream's user. */
+    xlrt_fake_passwd(f->ctx, upstream);
+    assert_int_equal(xlreaper_config_load(f->ctx, "config/xl-reaper.conf",
+                                          XLREAPER_CONFIG_MUST_EXIST),
+                     0);
+    assert_int_equal(xlreaper_config_get(f->ctx)->dm_uid_base, 131072);
+    assert_string_equal(xlreaper_config_get(f->ctx)->lock_file,
+                        XLREAPER_DEFAULT_LOCK_FILE);
+}
+
+static void test_key_names_listed(void **state)
+{
+    unsigned n = 0;
+    (void)state;
+
+    while (xlreaper_config_key_name(n))
+        n++;
+    assert_true(n >= 7);
+    assert_string_equal(xlreaper_config_key_name(0), "dm_uid_base");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_good_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_nul_byte_is_binary, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_writable_by_others_refused,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_refused_reload_keeps_old, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_shipped_config_loads, setup,
+                                        teardown),
+        cmocka_unit_test(test_key_names_listed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

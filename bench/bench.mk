@@ -9,13 +9,24 @@
 # Knobs (environment): BENCH_TRIALS, BENCH_BUDGET_MS (bench_race),
 # BENCH_REPS (bench_scale), BENCH_LOCK_REPS (bench_lock).
 
-BENCH_MINE := parts race
+BENCH_MINE := scale parts race lock
 BENCH_BINS := $(patsubst %,$(BUILD)/bench/bench_%,$(BENCH_MINE))
 BENCH_LIB_OBJS := $(call obj,bench/lib/bench.c)
 BENCH_PROG_SRCS := bench/progs/bench_tasks.c bench/progs/bench_racer.c \
 	bench/progs/bench_barekill.c
 BENCH_PROGS := $(patsubst bench/progs/%.c,$(BUILD)/bench/progs/%,$(BENCH_PROG_SRCS))
 BENCH_RESULTS ?= bench/results
+# A short smoke run, kept out of bench/results and out of RESULTS.md.
+ifeq ($(BENCH_QUICK),1)
+BENCH_RESULTS := $(BUILD)/bench-quick
+export BENCH_TRIALS ?= 10
+export BENCH_BUDGET_MS ?= 200
+export BENCH_REPS ?= 2
+export BENCH_SCALE_MAX ?= 1000
+export BENCH_BYST_MAX ?= 1000
+export BENCH_LOCK_REPS ?= 1
+export BENCH_PARTS_REPS ?= 30
+endif
 
 # The spawn and daemon helpers' benchmarks, when their fragments are in.
 -include bench/bench_spawn.mk
@@ -24,6 +35,7 @@ BENCH_EXTRA := $(if $(wildcard bench/bench_spawn.mk),bench-spawn) \
 	$(if $(wildcard bench/bench_daemon.mk),bench-daemon)
 
 $(BUILD)/obj/bench/%.o: CFLAGS_ALL += -Ibench/lib
+.SECONDARY: $(patsubst %,$(BUILD)/obj/bench/bench_%.o,$(BENCH_MINE))
 
 $(BUILD)/bench/bench_%: $(BUILD)/obj/bench/bench_%.o $(BENCH_LIB_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
@@ -51,9 +63,12 @@ bench-core: bench-build
 bench: bench-build
 	$(MAKE) --no-print-directory bench-core
 	$(foreach t,$(BENCH_EXTRA),$(MAKE) --no-print-directory $(t) &&) true
-	BENCH_RESULTS=$(BENCH_RESULTS) bench/append-run bench/RESULTS.md
+	$(if $(filter 1,$(BENCH_QUICK)),@echo "bench: quick run, results in $(BENCH_RESULTS), RESULTS.md untouched", \
+		BENCH_RESULTS=$(BENCH_RESULTS) bench/append-run bench/RESULTS.md)
 
+# gnuplot is an optional extra: installed here, never for make check.
 bench-plot:
 	scripts/install-deps gnuplot-nox
-	@mkdir -p bench/plots
-	BENCH_RESULTS=$(BENCH_RESULTS) bench/plot
+	BENCH_RESULTS=$(BENCH_RESULTS) \
+		BENCH_PLOTS=$(if $(filter 1,$(BENCH_QUICK)),$(BENCH_RESULTS)/plots,bench/plots) \
+		bench/plot

@@ -106,6 +106,11 @@ int main(void)
         }
     }
     fclose(csv);
+    csv = bench_csv("parts_summary", "part,name,median_us,p10_us,p90_us");
+    for (int p = 0; p < NUM_PARTS; p++)
+        fprintf(csv, "%d,\"%s\",%.0f,%.0f,%.0f\n", p, part_name[p],
+                bench_median(&s[p]), bench_q(&s[p], 0.1), bench_q(&s[p], 0.9));
+    fclose(csv);
     printf("\n%-44s %9s %9s %9s %7s\n", "part", "median", "p10", "p90",
            "x bare");
     for (int p = 0; p < NUM_PARTS; p++)

@@ -36,6 +36,8 @@
 #include "bench.h"
 
 #define DOMID 2
+/* Rounds per block for the spread of the goal's ratios. */
+#define GOAL_BLOCK 10
 
 enum {
     M_BARE_FORK,
@@ -378,8 +380,11 @@ static void print_ms_stats(FILE *f, const bench_samples *s)
 /* Ratio of medians of a over b in each block of `block` trials; min and
  * max over the blocks. */
 static void block_ratios(const bench_samples *a, const bench_samples *b,
-                         unsigned block, double *lo, double *hi)
+                         unsigned block, double *lo, double *hi, FILE *out,
+                         const char *label)
 {
+    unsigned k = 0;
+
     *lo = INFINITY;
     *hi = -INFINITY;
     for (size_t start = 0; start + block <= a->n && start + block <= b->n;
@@ -391,6 +396,7 @@ static void block_ratios(const bench_samples *a, const bench_samples *b,
             *lo = r;
         if (r > *hi)
             *hi = r;
+        fprintf(out, "%s,%u,%.3f\n", label, k++, r);
     }
 }
 
@@ -398,7 +404,7 @@ int main(void)
 {
     unsigned trials, seed = 9;
     int order[NUM_METHODS];
-    FILE *csv, *sum;
+    FILE *csv, *sum, *agg, *goal;
     uid_t uid = bench_dm_uid(DOMID);
     uint64_t start;
 
@@ -480,6 +486,9 @@ int main(void)
     }
     fclose(csv);
 
+    agg = bench_csv("race_summary", "racer,method,wins,trials,false_empty,"
+                                    "timeouts,med_ms,p10_ms,p90_ms,"
+                                    "births_med");
     sum = bench_results_file("race.summary.md");
     fprintf(sum, "Against the alternatives (%u trials each, budget %llu ms)"
                  "\n\n",
@@ -513,16 +522,26 @@ int main(void)
             else
                 fprintf(sum, "-");
             fprintf(sum, " | %.0f |\n", bench_median(&ty->births));
+            fprintf(agg, "%s,%s,%u,%u,%u,%u,%.3f,%.3f,%.3f,%.0f\n",
+                    racer_name[r], method_name[m], ty->wins, ty->trials,
+                    ty->false_empty, ty->timeouts,
+                    bench_median(&ty->win_us) / 1000.0,
+                    bench_q(&ty->win_us, 0.1) / 1000.0,
+                    bench_q(&ty->win_us, 0.9) / 1000.0,
+                    bench_median(&ty->births));
         }
     }
+    fclose(agg);
 
     /* The goal: the verified kill within 4x of the bare kill started the
      * same way.  Ratios of medians in this run, and their spread over
-     * blocks of 20 rounds. */
+     * blocks of GOAL_BLOCK rounds. */
     fprintf(sum, "\nGoal ratios (median over median, same run; spread = "
-                 "min-max over blocks of 20 rounds):\n\n");
+                 "min-max over blocks of %d rounds):\n\n",
+            GOAL_BLOCK);
     printf("\ngoal: verified kill / bare kill started the same way "
            "(target <= 4.0)\n");
+    goal = bench_csv("race_goal", "racer,pair,block,ratio");
     for (int r = 0; r < NUM_RACERS; r++) {
         static const struct {
             int num, den;
@@ -534,7 +553,11 @@ int main(void)
             tally *b = &tallies[r][pairs[i].den];
             double ratio = bench_median(&a->all_us) / bench_median(&b->all_us);
             double lo, hi;
-            block_ratios(&a->all_us, &b->all_us, 20, &lo, &hi);
+            char label[96];
+            snprintf(label, sizeof(label), "%s,%s/%s", racer_name[r],
+                     method_name[pairs[i].num], method_name[pairs[i].den]);
+            block_ratios(&a->all_us, &b->all_us, GOAL_BLOCK, &lo, &hi, goal,
+                         label);
             printf("  %-8s %-11s / %-15s = %5.2f  (blocks %.2f-%.2f; "
                    "%.2f ms / %.2f ms) %s\n",
                    racer_name[r], method_name[pairs[i].num],
@@ -551,6 +574,7 @@ int main(void)
         }
     }
     fclose(sum);
+    fclose(goal);
     printf("# bench_race: %.0f s\n", (double)(bench_now_us() - start) / 1e6);
     xlreaper_ctx_free(ctx);
     return 0;

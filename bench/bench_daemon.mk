@@ -1,7 +1,6 @@
 # bench-daemon: xl-reaperd's death-to-verified latency over 1,000 deaths
-# (XLR_BENCH_DEATHS to change).  Included by bench/bench.mk, which the
-# bench helper owns; run alone with
-#   make -f Makefile -f bench/bench_daemon.mk bench-daemon
+# (XLR_BENCH_DEATHS to change).  Included by bench/bench.mk; `make bench`
+# runs it after the others.
 BENCH_DAEMON := $(BUILD)/bench/bench_daemon
 
 $(BENCH_DAEMON): $(call obj,bench/bench_daemon.c tests/lib/xlrt_daemon.c) \
@@ -12,5 +11,3 @@ $(BENCH_DAEMON): $(call obj,bench/bench_daemon.c tests/lib/xlrt_daemon.c) \
 .PHONY: bench-daemon
 bench-daemon: $(BENCH_DAEMON) $(XLRD_BIN) $(TEST_PROGS)
 	XLR_BUILD=$(BUILD) $(BENCH_DAEMON)
-
-bench: bench-daemon

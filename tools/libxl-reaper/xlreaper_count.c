@@ -47,6 +47,13 @@ typedef struct {
     unsigned limit;
 } probe_args;
 
+/* The probe's own child: it exists to be counted, nothing more. */
+static int probe_grandchild(void *arg)
+{
+    (void)arg;
+    _exit(0);
+}
+
 /* The probe child: exits 0 if a fork fitted under the limit, 1 if not. */
 static void __attribute__((noreturn)) probe_child(int wfd, void *arg)
 {
@@ -55,6 +62,8 @@ static void __attribute__((noreturn)) probe_child(int wfd, void *arg)
     gid_t gid = a->gid;
     unsigned limit = a->limit;
     struct rlimit rl = { .rlim_cur = limit, .rlim_max = limit };
+    /* The grandchild's stack: it only calls _exit. */
+    char stack[16384] __attribute__((aligned(16)));
     long c;
     int status;
 
@@ -71,10 +80,16 @@ static void __attribute__((noreturn)) probe_child(int wfd, void *arg)
     if (xlreaper__caps_none(true) < 0)
         xlreaper__child_fail(wfd, PROBE_CAPS, errno, 0);
 
-    /* A raw clone: no atfork handlers in a child of a threaded caller. */
-    c = syscall(SYS_clone, (unsigned long)SIGCHLD, NULL, NULL, NULL, NULL);
-    if (c == 0)
-        _exit(0);
+    /*
+     * clone, not fork: no atfork handlers in a child of a threaded
+     * caller, and CLONE_VM spares copying the caller's page tables a
+     * second time (the count is charged all the same: RLIMIT_NPROC is
+     * checked for every new task).  Not CLONE_VFORK: a task of uid could
+     * stop the grandchild and so hang us inside vfork; here a stop shows
+     * in waitpid below and is answered with SIGKILL.
+     */
+    c = clone(probe_grandchild, stack + sizeof(stack), CLONE_VM | SIGCHLD,
+              NULL);
     if (c < 0) {
         if (errno == EAGAIN)
             _exit(1);

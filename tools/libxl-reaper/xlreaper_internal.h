@@ -156,6 +156,12 @@ _hidden int xlreaper__parse_status(const char *text, size_t len,
 _hidden int xlreaper__task_list_add(xlreaper_task_list *list,
                                     const xlreaper_task *t);
 
+/* xlreaper_scan_uid for two uids in one pass over /proc: each one's tasks
+ * are appended to its own list (a task with both goes to both). */
+_hidden int xlreaper__scan_uids(xlreaper_ctx *ctx, uid_t uid,
+                                xlreaper_task_list *list, uid_t uid2,
+                                xlreaper_task_list *list2);
+
 /* ---------- small helpers ---------- */
 
 _hidden uint64_t xlreaper__now_us(void);

@@ -189,21 +189,37 @@ static int read_task(int dirfd, const char *rel, xlreaper_task *t,
     return xlreaper__parse_status(buf, (size_t)r, t, threads_r) == 0;
 }
 
+/* The uids one pass looks for, and the list each one's tasks go to:
+ * reading /proc costs the same for one uid as for two. */
+typedef struct {
+    uid_t uid[2];
+    xlreaper_task_list *list[2];
+    unsigned num;
+} scan_want;
+
 static int add_if_ours(int dirfd, const char *rel, const xlreaper_task *t,
-                       uid_t uid, xlreaper_task_list *list)
+                       const scan_want *w)
 {
     xlreaper_task copy = *t;
+    bool wchan = false;
+    int rc;
 
-    if (!task_has_uid(t, uid))
-        return 0;
-    if (copy.state == 'D')
-        read_wchan(dirfd, rel, &copy);
-    return xlreaper__task_list_add(list, &copy);
+    for (unsigned i = 0; i < w->num; i++) {
+        if (!task_has_uid(t, w->uid[i]))
+            continue;
+        if (copy.state == 'D' && !wchan) {
+            read_wchan(dirfd, rel, &copy);
+            wchan = true;
+        }
+        rc = xlreaper__task_list_add(w->list[i], &copy);
+        if (rc)
+            return rc;
+    }
+    return 0;
 }
 
 /* All threads of process pid other than what the leader already said. */
-static int scan_threads(int procfd, const char *pid, uid_t uid,
-                        xlreaper_task_list *list)
+static int scan_threads(int procfd, const char *pid, const scan_want *w)
 {
     char rel[300];
     int fd, rc = 0;
@@ -229,7 +245,7 @@ static int scan_threads(int procfd, const char *pid, uid_t uid,
         snprintf(trel, sizeof(trel), "%s/task/%s", pid, de->d_name);
         if (!read_task(procfd, trel, &t, &threads))
             continue;
-        rc = add_if_ours(procfd, trel, &t, uid, list);
+        rc = add_if_ours(procfd, trel, &t, w);
         if (rc)
             break;
     }
@@ -237,7 +253,7 @@ static int scan_threads(int procfd, const char *pid, uid_t uid,
     return rc;
 }
 
-int xlreaper_scan_uid(xlreaper_ctx *ctx, uid_t uid, xlreaper_task_list *list)
+static int scan(xlreaper_ctx *ctx, const scan_want *w)
 {
     int procfd, dupfd, rc = 0;
     DIR *d;
@@ -267,16 +283,33 @@ int xlreaper_scan_uid(xlreaper_ctx *ctx, uid_t uid, xlreaper_task_list *list)
         /* A single-threaded process is its leader; no need to list
          * task/.  After the kill no thread can be added meanwhile. */
         if (threads <= 1)
-            rc = add_if_ours(procfd, de->d_name, &t, uid, list);
+            rc = add_if_ours(procfd, de->d_name, &t, w);
         else
-            rc = scan_threads(procfd, de->d_name, uid, list);
+            rc = scan_threads(procfd, de->d_name, w);
         if (rc) {
             LOG(ERROR, "out of memory listing the tasks of uid %lu",
-                (unsigned long)uid);
+                (unsigned long)w->uid[0]);
             break;
         }
     }
     closedir(d);
     close(procfd);
     return rc;
+}
+
+int xlreaper_scan_uid(xlreaper_ctx *ctx, uid_t uid, xlreaper_task_list *list)
+{
+    scan_want w = { .uid = { uid }, .list = { list }, .num = 1 };
+
+    return scan(ctx, &w);
+}
+
+int xlreaper__scan_uids(xlreaper_ctx *ctx, uid_t uid,
+                        xlreaper_task_list *list, uid_t uid2,
+                        xlreaper_task_list *list2)
+{
+    scan_want w = { .uid = { uid, uid2 }, .list = { list, list2 },
+                    .num = 2 };
+
+    return scan(ctx, &w);
 }

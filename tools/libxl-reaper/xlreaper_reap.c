@@ -235,51 +235,44 @@ static unsigned count_killed(tid_set *seen, const xlreaper_task_list *before)
 
 /* ---------- the rounds ---------- */
 
-/* Refuses when the pet runs anything: every reap would kill it, and it
- * could kill the reaper. */
-static int check_pet_idle(xlreaper_ctx *ctx, uint32_t domid, uid_t pet)
+/* Refuses when the pet runs anything (l: its tasks): every reap would
+ * kill them, and they could kill the reaper. */
+static int check_pet_idle(xlreaper_ctx *ctx, uint32_t domid, uid_t pet,
+                          const xlreaper_task_list *l)
 {
-    xlreaper_task_list l;
-    int rc;
-
-    xlreaper_task_list_init(&l);
-    rc = xlreaper_scan_uid(ctx, pet, &l);
-    if (!rc && l.num) {
-        LOGD(ERROR, domid,
-             "the reaper uid %lu runs %u task(s), first pid %ld (%s): it "
-             "must never run anything; refusing to kill, since they would "
-             "be killed too and could kill the reaper",
-             (unsigned long)pet, l.num, (long)l.tasks[0].tid, l.tasks[0].comm);
-        rc = XLREAPER_ERROR_INVAL;
-    }
-    xlreaper_task_list_dispose(&l);
-    return rc;
+    if (!l->num)
+        return 0;
+    LOGD(ERROR, domid,
+         "the reaper uid %lu runs %u task(s), first pid %ld (%s): it "
+         "must never run anything; refusing to kill, since they would "
+         "be killed too and could kill the reaper",
+         (unsigned long)pet, l->num, (long)l->tasks[0].tid,
+         l->tasks[0].comm);
+    return XLREAPER_ERROR_INVAL;
 }
 
+/* before: the scan of uid taken with the pet's, before any kill. */
 static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
+                       const xlreaper_task_list *before,
                        xlreaper_reap_result *res, uint64_t deadline)
 {
     const xlreaper_config *cfg = ctx->cfg;
-    xlreaper_task_list before, scan;
+    xlreaper_task_list scan;
     tid_set seen = { 0 };
     uint64_t pause_us = 200, foreign_since = 0;
     bool need_kill = true;
     scan_view v;
     int rc;
 
-    xlreaper_task_list_init(&before);
     xlreaper_task_list_init(&scan);
 
     /* Before the kill the scan is only a lower bound of what will die,
      * and tells which zombies were there already. */
-    rc = xlreaper_scan_uid(ctx, uid, &before);
-    if (rc)
-        goto out;
-    for (unsigned i = 0; i < before.num; i++)
-        if (!is_zombie(&before.tasks[i]) &&
-            (rc = tid_set_add(&seen, before.tasks[i].tid)))
+    for (unsigned i = 0; i < before->num; i++)
+        if (!is_zombie(&before->tasks[i]) &&
+            (rc = tid_set_add(&seen, before->tasks[i].tid)))
             goto out;
-    if (!before.num) {
+    if (!before->num) {
         /* The kernel's count is sound even before a kill: with none, no
          * task can appear but from root, and spawn waits for our lock. */
         rc = xlreaper_uid_empty(ctx, uid, &res->was_empty);
@@ -349,9 +342,8 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
     rc = 0;
 
 out:
-    res->tasks_seen = count_killed(&seen, &before);
+    res->tasks_seen = count_killed(&seen, before);
     free(seen.tids);
-    xlreaper_task_list_dispose(&before);
     xlreaper_task_list_dispose(&scan);
     return rc;
 }
@@ -376,6 +368,7 @@ int xlreaper_reap(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
 {
     const xlreaper_config *cfg = ctx->cfg;
     xlreaper_lock *lock = NULL;
+    xlreaper_task_list before, pet_tasks;
     uint64_t start = xlreaper__now_us();
     uid_t uid;
     int rc;
@@ -390,6 +383,8 @@ int xlreaper_reap(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
     }
     res->domid = domid;
     res->uid = uid;
+    xlreaper_task_list_init(&before);
+    xlreaper_task_list_init(&pet_tasks);
 
     if (!held) {
         rc = xlreaper_lock_acquire(ctx, &lock);
@@ -397,12 +392,16 @@ int xlreaper_reap(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
             return rc;
         res->lock_wait_us = xlreaper_lock_wait_us(lock);
     }
-    rc = check_pet_idle(ctx, domid, cfg->reaper_uid);
+    /* One pass finds the pet's tasks and the DM uid's. */
+    rc = xlreaper__scan_uids(ctx, uid, &before, cfg->reaper_uid, &pet_tasks);
+    if (rc)
+        goto out;
+    rc = check_pet_idle(ctx, domid, cfg->reaper_uid, &pet_tasks);
     if (rc)
         goto out;
     if (cfg->cgroup_parent)
         xlreaper__cgroup_kill(ctx, domid, cfg->cgroup_parent);
-    rc = reap_rounds(ctx, domid, uid, res,
+    rc = reap_rounds(ctx, domid, uid, &before, res,
                      start + (uint64_t)cfg->reap_timeout_ms * 1000u);
     if (!rc && cfg->cgroup_parent &&
         (res->outcome == XLREAPER_OUTCOME_EMPTY ||
@@ -417,6 +416,8 @@ int xlreaper_reap(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
     rc = res->outcome == XLREAPER_OUTCOME_REMAIN ? XLREAPER_ERROR_REMAIN : 0;
 
 out:
+    xlreaper_task_list_dispose(&before);
+    xlreaper_task_list_dispose(&pet_tasks);
     xlreaper_lock_release(lock);
     return rc;
 }

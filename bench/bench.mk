@@ -1,0 +1,76 @@
+# Benchmarks (issue 9).  Never part of `make check`.
+#   make bench        runs them one after another (never in parallel: they
+#                     measure the machine), tables on stdout, CSV and
+#                     summaries in bench/results/, a run log appended to
+#                     bench/RESULTS.md.  ~15 min; BENCH_QUICK=1 for a
+#                     short smoke run (results are then not appended).
+#   make bench-plot   PNGs in bench/plots/ from bench/results/*.csv with
+#                     gnuplot, installed on demand (optional extra).
+# Knobs (environment): BENCH_TRIALS, BENCH_BUDGET_MS (bench_race),
+# BENCH_REPS (bench_scale), BENCH_LOCK_REPS (bench_lock).
+
+BENCH_MINE := scale parts race lock
+BENCH_BINS := $(patsubst %,$(BUILD)/bench/bench_%,$(BENCH_MINE))
+BENCH_LIB_OBJS := $(call obj,bench/lib/bench.c)
+BENCH_PROG_SRCS := bench/progs/bench_tasks.c bench/progs/bench_racer.c \
+	bench/progs/bench_barekill.c
+BENCH_PROGS := $(patsubst bench/progs/%.c,$(BUILD)/bench/progs/%,$(BENCH_PROG_SRCS))
+BENCH_RESULTS ?= bench/results
+# A short smoke run, kept out of bench/results and out of RESULTS.md.
+ifeq ($(BENCH_QUICK),1)
+BENCH_RESULTS := $(BUILD)/bench-quick
+export BENCH_TRIALS ?= 10
+export BENCH_BUDGET_MS ?= 200
+export BENCH_REPS ?= 2
+export BENCH_SCALE_MAX ?= 1000
+export BENCH_BYST_MAX ?= 1000
+export BENCH_LOCK_REPS ?= 1
+export BENCH_PARTS_REPS ?= 30
+endif
+
+# The spawn and daemon helpers' benchmarks, when their fragments are in.
+-include bench/bench_spawn.mk
+-include bench/bench_daemon.mk
+BENCH_EXTRA := $(if $(wildcard bench/bench_spawn.mk),bench-spawn) \
+	$(if $(wildcard bench/bench_daemon.mk),bench-daemon)
+
+$(BUILD)/obj/bench/%.o: CFLAGS_ALL += -Ibench/lib
+.SECONDARY: $(patsubst %,$(BUILD)/obj/bench/bench_%.o,$(BENCH_MINE))
+
+$(BUILD)/bench/bench_%: $(BUILD)/obj/bench/bench_%.o $(BENCH_LIB_OBJS) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lpthread -lm
+
+# Static, like the test programs: the racer forks as fast as a small
+# attacker would, not at the speed of a process with libxl mapped.
+$(BUILD)/bench/progs/%: bench/progs/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARN) -static -pthread \
+		-o $@ $< $(LDFLAGS)
+
+.PHONY: bench bench-build bench-core bench-plot
+bench-build: $(BENCH_BINS) $(BENCH_PROGS) $(XLR_BIN)
+
+BENCH_RUN = BENCH_BUILD=$(BUILD) BENCH_RESULTS=$(BENCH_RESULTS) \
+	bash -c 'set -o pipefail; "$$0" 2>&1 | tee $(BENCH_RESULTS)/$$1.txt'
+
+bench-core: bench-build
+	@mkdir -p $(BENCH_RESULTS)
+	$(BENCH_RUN) $(BUILD)/bench/bench_parts parts
+	$(BENCH_RUN) $(BUILD)/bench/bench_race race
+	$(BENCH_RUN) $(BUILD)/bench/bench_scale scale
+	$(BENCH_RUN) $(BUILD)/bench/bench_lock lock
+
+# One after another, so that no benchmark runs beside another.
+bench: bench-build
+	$(MAKE) --no-print-directory bench-core
+	$(foreach t,$(BENCH_EXTRA),bash -c 'set -o pipefail; $(MAKE) --no-print-directory $(t) 2>&1 | tee $(BENCH_RESULTS)/$(t).txt' &&) true
+	$(if $(filter 1,$(BENCH_QUICK)),@echo "bench: quick run, results in $(BENCH_RESULTS), RESULTS.md untouched", \
+		BENCH_RESULTS=$(BENCH_RESULTS) bench/append-run bench/RESULTS.md)
+
+# gnuplot is an optional extra: installed here, never for make check.
+bench-plot:
+	scripts/install-deps gnuplot-nox
+	BENCH_RESULTS=$(BENCH_RESULTS) \
+		BENCH_PLOTS=$(if $(filter 1,$(BENCH_QUICK)),$(BENCH_RESULTS)/plots,bench/plots) \
+		bench/plot

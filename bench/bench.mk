@@ -65,7 +65,7 @@ bench-core: bench-build
 bench: bench-build
 	$(MAKE) --no-print-directory bench-core
 	$(foreach t,$(BENCH_EXTRA),bash -c 'set -o pipefail; $(MAKE) --no-print-directory $(t) 2>&1 | tee $(BENCH_RESULTS)/$(t).txt' &&) true
-	$(if $(filter 1,$(BENCH_QUICK)),@echo "bench: quick run, results in $(BENCH_RESULTS), RESULTS.md untouched", \
+	$(if $(filter 1,$(BENCH_QUICK)),@echo "bench: quick run: results in $(BENCH_RESULTS); RESULTS.md untouched", \
 		BENCH_RESULTS=$(BENCH_RESULTS) bench/append-run bench/RESULTS.md)
 
 # gnuplot is an optional extra: installed here, never for make check.

@@ -11,7 +11,7 @@
 
 BENCH_MINE := scale parts race lock
 BENCH_BINS := $(patsubst %,$(BUILD)/bench/bench_%,$(BENCH_MINE))
-BENCH_LIB_OBJS := $(call obj,bench/lib/bench.c)
+BENCH_LIB_OBJS := $(call obj,bench/lib/bench.c tests/lib/xlrt_kcount.c)
 BENCH_PROG_SRCS := bench/progs/bench_tasks.c bench/progs/bench_racer.c \
 	bench/progs/bench_barekill.c
 BENCH_PROGS := $(patsubst bench/progs/%.c,$(BUILD)/bench/progs/%,$(BENCH_PROG_SRCS))
@@ -34,7 +34,7 @@ endif
 BENCH_EXTRA := $(if $(wildcard bench/bench_spawn.mk),bench-spawn) \
 	$(if $(wildcard bench/bench_daemon.mk),bench-daemon)
 
-$(BUILD)/obj/bench/%.o: CFLAGS_ALL += -Ibench/lib
+$(BUILD)/obj/bench/%.o: CFLAGS_ALL += -Ibench/lib -Itests/lib
 .SECONDARY: $(patsubst %,$(BUILD)/obj/bench/bench_%.o,$(BENCH_MINE))
 
 $(BUILD)/bench/bench_%: $(BUILD)/obj/bench/bench_%.o $(BENCH_LIB_OBJS) $(LIB_A)

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "xlrt_kcount.h"
 
 extern char **environ;
 
@@ -67,76 +68,21 @@ void bench_sleep_us(uint64_t us)
 
 /* ---------- the kernel's count ---------- */
 
-/*
- * A child takes all ids of uid, RLIMIT_NPROC = limit, and forks once:
- * the fork fits exactly when uid's other tasks number limit - 2 or
- * fewer (xlreaper_count.c has the argument; this is our own copy, so
- * that a benchmark's verdict does not rest on the code it measures).
- * 1 fits, 0 does not, -1 error.  Raw syscalls: async-signal-safe, and
- * per-thread in a child of a threaded benchmark.
- */
-static int probe_fits(uid_t uid, unsigned long limit)
-{
-    pid_t pid = fork();
-    int status;
-
-    if (pid < 0)
-        return -1;
-    if (pid == 0) {
-        struct rlimit rl = { limit, limit };
-        if (syscall(SYS_setgroups, 0, NULL) ||
-            syscall(SYS_setresgid, uid, uid, uid) ||
-            setrlimit(RLIMIT_NPROC, &rl) ||
-            syscall(SYS_setresuid, uid, uid, uid))
-            _exit(3);
-        pid_t c = (pid_t)syscall(SYS_clone, SIGCHLD, 0, 0, 0, 0);
-        if (c == 0)
-            _exit(0);
-        if (c < 0)
-            _exit(errno == EAGAIN ? 1 : 3);
-        while (waitpid(c, &status, 0) < 0 && errno == EINTR)
-            ;
-        _exit(0);
-    }
-    while (waitpid(pid, &status, 0) < 0)
-        if (errno != EINTR)
-            return -1;
-    if (WIFSIGNALED(status))
-        return 0; /* only a task of uid could have killed it */
-    if (!WIFEXITED(status) || WEXITSTATUS(status) > 1)
-        return -1;
-    return WEXITSTATUS(status) == 0;
-}
-
+/* Our own kernel count (tests/lib/xlrt_kcount.c), so that a benchmark's
+ * verdict does not rest on the code it measures.  A probe killed by a
+ * task of uid means uid is busy. */
 int bench_uid_empty(uid_t uid)
 {
-    return probe_fits(uid, 2);
+    int f = xlrt_probe_fits(uid, 2);
+
+    return f == XLRT_PROBE_KILLED ? 0 : f;
 }
 
 long bench_kernel_count(uid_t uid)
 {
-    unsigned long lo = 1, hi = 2;
-    int f;
+    long c = xlrt_kernel_count(uid);
 
-    while ((f = probe_fits(uid, hi)) == 0) {
-        lo = hi;
-        hi *= 2;
-        if (hi > (1ul << 23))
-            return -1;
-    }
-    if (f < 0)
-        return -1;
-    while (hi - lo > 1) {
-        unsigned long mid = lo + (hi - lo) / 2;
-        f = probe_fits(uid, mid);
-        if (f < 0)
-            return -1;
-        if (f)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    return (long)hi - 2;
+    return c < 0 ? -1 : c;
 }
 
 int64_t bench_wait_empty(uid_t uid, uint64_t timeout_us, uint64_t poll_us)

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "xlreaper.h"
+#include "xlrt_kcount.h"
 
 /* How many rounds a repeated real-process test runs: $XLR_ROUNDS. */
 unsigned xlrt_rounds(unsigned dflt);
@@ -34,15 +35,6 @@ xentoollog_logger *xlrt_logger(void);
 
 /* A ctx with config text loaded (it must load), in tmpdir. */
 xlreaper_ctx *xlrt_ctx(const char *tmpdir, const char *config_text);
-
-/*
- * The kernel's count of uid's tasks, by our own probe (RLIMIT_NPROC
- * search; see tools/libxl-reaper/xlreaper_count.c for the argument).
- * -1 if the probe failed; XLRT_PROBE_KILLED if a task of uid killed the
- * probe (so uid certainly has a live task).
- */
-#define XLRT_PROBE_KILLED (-2)
-long xlrt_kernel_count(uid_t uid);
 
 /* A root-owned "nursery": a child subreaper that runs fn(arg) in a child
  * of its own and reaps every orphan promptly, as a healthy init would.

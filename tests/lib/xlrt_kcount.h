@@ -1,0 +1,18 @@
+/* xlrt_kcount.h - our own kernel count of a uid's tasks (xlrt_kcount.c). */
+#ifndef XLRT_KCOUNT_H
+#define XLRT_KCOUNT_H
+
+#include <sys/types.h>
+
+/* A task of uid killed the probe: uid certainly has a live task. */
+#define XLRT_PROBE_KILLED (-2)
+
+/* 1 if a probe under uid with RLIMIT_NPROC = limit could fork, 0 if not,
+ * XLRT_PROBE_KILLED, or -1 on error. */
+int xlrt_probe_fits(uid_t uid, unsigned long limit);
+
+/* The kernel's count of uid's tasks, live and zombie, by an RLIMIT_NPROC
+ * search; -1 on error, or XLRT_PROBE_KILLED. */
+long xlrt_kernel_count(uid_t uid);
+
+#endif

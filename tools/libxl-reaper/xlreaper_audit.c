@@ -988,8 +988,8 @@ static int check_idle_uid(audit *a, const char *name, uid_t uid,
             return rc;
         if (!rc && !busy)
             return ADD(a, name, NO_DOMID, uid, 0, XLREAPER_AUDIT_PASS,
-                       "%s uid %lu runs nothing (kernel count 0; pid %ld "
-                       "seen in passing, one of root's own helpers)",
+                       "%s uid %lu runs nothing (kernel count 0; pid %ld, "
+                       "seen in passing, was gone when looked at again)",
                        what, (unsigned long)uid, (long)b.first->tid);
     }
     if (b.tasks) {

@@ -54,17 +54,6 @@ _hidden int xlreaper__audit_add(xlreaper_audit_result *res, const char *name,
                                 xlreaper_audit_status status, const char *fmt,
                                 ...) __attribute__((format(printf, 7, 8)));
 
-/* A growing string for reasons; on ENOMEM it stays NULL. */
-typedef struct {
-    char *buf;
-    size_t len, cap;
-    bool oom;
-} xlreaper__sb;
-
-_hidden void xlreaper__sb_printf(xlreaper__sb *sb, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-_hidden void xlreaper__sb_dispose(xlreaper__sb *sb);
-
 /* ---------- one task, as the audit reads it ---------- */
 
 #define XLREAPER__AUDIT_GROUPS_KEPT 8

@@ -65,29 +65,6 @@ int xlreaper__audit_parse_ulong(const char *s, size_t len, unsigned long max,
     return 0;
 }
 
-/* The value after "Key:" on its own line, and its end (the newline). */
-static const char *field(const char *text, const char *end, const char *key,
-                         const char **eol_r)
-{
-    size_t klen = strlen(key);
-
-    for (const char *p = text; p < end;) {
-        const char *nl = memchr(p, '\n', (size_t)(end - p));
-        if (!nl)
-            nl = end;
-        if ((size_t)(nl - p) > klen && !memcmp(p, key, klen) &&
-            p[klen] == ':') {
-            p += klen + 1;
-            while (p < nl && (*p == '\t' || *p == ' '))
-                p++;
-            *eol_r = nl;
-            return p;
-        }
-        p = nl + 1;
-    }
-    return NULL;
-}
-
 /* n unsigned numbers (base 10 or 16) separated by blanks, up to eol. */
 static int numbers(const char *p, const char *eol, int base,
                    unsigned long long *out, unsigned n)
@@ -131,7 +108,8 @@ int xlreaper__audit_parse_status(const char *text, size_t len,
         return rc;
     at->threads = threads;
 
-    if (!(p = field(text, end, "Gid", &eol)) || numbers(p, eol, 10, v, 4))
+    if (!(p = xlreaper__status_field(text, end, "Gid", &eol)) ||
+        numbers(p, eol, 10, v, 4))
         return XLREAPER_ERROR_INVAL;
     at->rgid = (gid_t)v[0];
     at->egid = (gid_t)v[1];
@@ -139,7 +117,7 @@ int xlreaper__audit_parse_status(const char *text, size_t len,
     at->fsgid = (gid_t)v[3];
 
     /* "Groups:\t27 100 \n", or nothing after the tab. */
-    if (!(p = field(text, end, "Groups", &eol)))
+    if (!(p = xlreaper__status_field(text, end, "Groups", &eol)))
         return XLREAPER_ERROR_INVAL;
     for (;;) {
         while (p < eol && *p == ' ')
@@ -156,19 +134,20 @@ int xlreaper__audit_parse_status(const char *text, size_t len,
     }
 
     at->nnp = -1;
-    if ((p = field(text, end, "NoNewPrivs", &eol)) &&
+    if ((p = xlreaper__status_field(text, end, "NoNewPrivs", &eol)) &&
         !numbers(p, eol, 10, v, 1) && v[0] <= 1)
         at->nnp = (int)v[0];
 
     at->caps_known = false;
-    if ((p = field(text, end, "CapPrm", &eol)) && !numbers(p, eol, 16, v, 1)) {
+    if ((p = xlreaper__status_field(text, end, "CapPrm", &eol)) &&
+        !numbers(p, eol, 16, v, 1)) {
         at->cap_prm = v[0];
-        if ((p = field(text, end, "CapEff", &eol)) &&
+        if ((p = xlreaper__status_field(text, end, "CapEff", &eol)) &&
             !numbers(p, eol, 16, v, 1)) {
             at->cap_eff = v[0];
             /* CapAmb is newer (4.3); absent means none. */
             at->cap_amb = 0;
-            if ((p = field(text, end, "CapAmb", &eol)) &&
+            if ((p = xlreaper__status_field(text, end, "CapAmb", &eol)) &&
                 !numbers(p, eol, 16, v, 1))
                 at->cap_amb = v[0];
             at->caps_known = true;
@@ -486,22 +465,12 @@ int xlreaper__audit_pass(xlreaper_ctx *ctx, const xlreaper__audit_watch *w,
                          xlreaper__audit_tasks *out)
 {
     struct dirent *de;
-    int procfd, dupfd, rc = 0;
+    int procfd, rc = 0;
     DIR *d;
 
-    procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (procfd < 0) {
-        LOGE(ERROR, "open /proc");
-        return XLREAPER_ERROR_FAIL;
-    }
-    dupfd = fcntl(procfd, F_DUPFD_CLOEXEC, 0);
-    d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
-    if (!d) {
-        LOGE(ERROR, "opendir /proc");
-        xlreaper__close_keep_errno(dupfd);
-        close(procfd);
-        return XLREAPER_ERROR_FAIL;
-    }
+    rc = xlreaper__proc_open(ctx, &procfd, &d);
+    if (rc)
+        return rc;
     while ((de = readdir(d))) {
         xlreaper__audit_task at;
 

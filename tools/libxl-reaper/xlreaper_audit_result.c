@@ -33,14 +33,10 @@ void xlreaper_audit_result_dispose(xlreaper_audit_result *res)
 const char *xlreaper_audit_status_name(xlreaper_audit_status s)
 {
     switch (s) {
-    case XLREAPER_AUDIT_PASS:
-        return "pass";
-    case XLREAPER_AUDIT_SKIP:
-        return "skip";
-    case XLREAPER_AUDIT_UNKNOWN:
-        return "unknown";
-    case XLREAPER_AUDIT_FAIL:
-        return "fail";
+    case XLREAPER_AUDIT_PASS: return "pass";
+    case XLREAPER_AUDIT_SKIP: return "skip";
+    case XLREAPER_AUDIT_UNKNOWN: return "unknown";
+    case XLREAPER_AUDIT_FAIL: return "fail";
     }
     return "?";
 }
@@ -55,45 +51,6 @@ xlreaper_audit_status xlreaper_audit_verdict(const xlreaper_audit_result *res)
         if (res->checks[i].status > worst)
             worst = res->checks[i].status;
     return worst == XLREAPER_AUDIT_SKIP ? XLREAPER_AUDIT_PASS : worst;
-}
-
-/* ---------- building reasons ---------- */
-
-void xlreaper__sb_printf(xlreaper__sb *sb, const char *fmt, ...)
-{
-    va_list al;
-    int n;
-
-    if (sb->oom)
-        return;
-    for (;;) {
-        size_t room = sb->cap - sb->len;
-        va_start(al, fmt);
-        n = vsnprintf(sb->buf ? sb->buf + sb->len : NULL, room, fmt, al);
-        va_end(al);
-        if (n < 0) {
-            sb->oom = true;
-            return;
-        }
-        if ((size_t)n < room) {
-            sb->len += (size_t)n;
-            return;
-        }
-        size_t ncap = (sb->cap + (size_t)n + 1) * 2;
-        char *nb = realloc(sb->buf, ncap);
-        if (!nb) {
-            sb->oom = true;
-            return;
-        }
-        sb->buf = nb;
-        sb->cap = ncap;
-    }
-}
-
-void xlreaper__sb_dispose(xlreaper__sb *sb)
-{
-    free(sb->buf);
-    memset(sb, 0, sizeof(*sb));
 }
 
 /* Longest reason kept; a DM's fd paths could make one long. */

@@ -162,26 +162,16 @@ int xlreaper_census(xlreaper_ctx *ctx, xlreaper_census_entry *counts,
 {
     census c = { .cfg = ctx->cfg, .counts = counts };
     struct dirent *de;
-    int procfd, dupfd;
+    int procfd, rc;
     DIR *d;
 
     if (!ctx->cfg)
         return XLREAPER_ERROR_INVAL;
     memset(counts, 0,
            (xlreaper_max_domid() + 1) * sizeof(xlreaper_census_entry));
-    procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (procfd < 0) {
-        LOGE(ERROR, "open /proc");
-        return XLREAPER_ERROR_FAIL;
-    }
-    dupfd = fcntl(procfd, F_DUPFD_CLOEXEC, 0);
-    d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
-    if (!d) {
-        LOGE(ERROR, "opendir /proc");
-        xlreaper__close_keep_errno(dupfd);
-        close(procfd);
-        return XLREAPER_ERROR_FAIL;
-    }
+    rc = xlreaper__proc_open(ctx, &procfd, &d);
+    if (rc)
+        return rc;
     while ((de = readdir(d))) {
         xlreaper_task t;
         unsigned threads;

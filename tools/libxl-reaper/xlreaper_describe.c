@@ -10,116 +10,82 @@
 /* Tasks listed in full; the rest are counted. */
 #define DESCRIBE_MAX_TASKS 8
 
-typedef struct {
-    char *buf;
-    size_t len, cap;
-    bool oom;
-} strbuf;
-
-static void sb_printf(strbuf *sb, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void sb_printf(strbuf *sb, const char *fmt, ...)
+static void describe_task(xlreaper__sb *sb, const xlreaper_task *t, uid_t uid)
 {
-    va_list al;
-    int n;
-
-    if (sb->oom)
-        return;
-    for (;;) {
-        size_t room = sb->cap - sb->len;
-        va_start(al, fmt);
-        n = vsnprintf(sb->buf ? sb->buf + sb->len : NULL, room, fmt, al);
-        va_end(al);
-        if (n < 0) {
-            sb->oom = true;
-            return;
-        }
-        if ((size_t)n < room) {
-            sb->len += (size_t)n;
-            return;
-        }
-        size_t ncap = (sb->cap + (size_t)n + 1) * 2;
-        char *nb = realloc(sb->buf, ncap);
-        if (!nb) {
-            sb->oom = true;
-            return;
-        }
-        sb->buf = nb;
-        sb->cap = ncap;
-    }
-}
-
-static void describe_task(strbuf *sb, const xlreaper_task *t, uid_t uid)
-{
-    sb_printf(sb, "pid %ld (%s)", (long)t->tid, t->comm);
+    xlreaper__sb_printf(sb, "pid %ld (%s)", (long)t->tid, t->comm);
     if (t->state == 'Z' || t->state == 'X')
-        sb_printf(sb, " waits for its parent pid %ld", (long)t->ppid);
+        xlreaper__sb_printf(sb, " waits for its parent pid %ld",
+                            (long)t->ppid);
     else if (t->state == 'D')
-        sb_printf(sb, " in D state at %s with SIGKILL %s",
-                  t->wchan[0] ? t->wchan : "?",
-                  t->kill_pending ? "pending" : "not yet seen");
+        xlreaper__sb_printf(sb, " in D state at %s with SIGKILL %s",
+                            t->wchan[0] ? t->wchan : "?",
+                            t->kill_pending ? "pending" : "not yet seen");
     else if (t->ruid != uid && t->suid != uid)
-        sb_printf(sb,
-                  " has the uid only as effective or filesystem uid "
-                  "(real %lu, saved %lu), which the uid kill cannot signal",
-                  (unsigned long)t->ruid, (unsigned long)t->suid);
+        xlreaper__sb_printf(
+            sb,
+            " has the uid only as effective or filesystem uid "
+            "(real %lu, saved %lu), which the uid kill cannot signal",
+            (unsigned long)t->ruid, (unsigned long)t->suid);
     else
-        sb_printf(sb, " state %c, still alive", t->state);
+        xlreaper__sb_printf(sb, " state %c, still alive", t->state);
 }
 
-static void describe_list(strbuf *sb, const char *what,
+static void describe_list(xlreaper__sb *sb, const char *what,
                           const xlreaper_task_list *l, uid_t uid)
 {
     if (!l->num)
         return;
-    sb_printf(sb, "; %u %s: ", l->num, what);
+    xlreaper__sb_printf(sb, "; %u %s: ", l->num, what);
     for (unsigned i = 0; i < l->num && i < DESCRIBE_MAX_TASKS; i++) {
         if (i)
-            sb_printf(sb, ", ");
+            xlreaper__sb_printf(sb, ", ");
         describe_task(sb, &l->tasks[i], uid);
     }
     if (l->num > DESCRIBE_MAX_TASKS)
-        sb_printf(sb, ", and %u more", l->num - DESCRIBE_MAX_TASKS);
+        xlreaper__sb_printf(sb, ", and %u more", l->num - DESCRIBE_MAX_TASKS);
 }
 
 char *xlreaper_reap_result_describe(const xlreaper_reap_result *res)
 {
-    strbuf sb = { 0 };
+    xlreaper__sb sb = { 0 };
     double ms = (double)res->duration_us / 1000.0;
 
-    sb_printf(&sb, "domid %u (uid %lu): ", res->domid,
-              (unsigned long)res->uid);
+    xlreaper__sb_printf(&sb, "domid %u (uid %lu): ", res->domid,
+                        (unsigned long)res->uid);
     switch (res->outcome) {
     case XLREAPER_OUTCOME_EMPTY:
         if (res->was_empty)
-            sb_printf(&sb, "already empty (the kernel counts no task)");
+            xlreaper__sb_printf(&sb,
+                                "already empty (the kernel counts no task)");
         else
-            sb_printf(&sb, "killed in %.1f ms (%u round%s, %u task%s seen), "
-                           "verified empty",
-                      ms, res->rounds, res->rounds == 1 ? "" : "s",
-                      res->tasks_seen, res->tasks_seen == 1 ? "" : "s");
+            xlreaper__sb_printf(
+                &sb,
+                "killed in %.1f ms (%u round%s, %u task%s seen), "
+                "verified empty",
+                ms, res->rounds, res->rounds == 1 ? "" : "s", res->tasks_seen,
+                res->tasks_seen == 1 ? "" : "s");
         break;
     case XLREAPER_OUTCOME_ZOMBIES:
-        sb_printf(&sb, "killed in %.1f ms (%u task%s seen); no live task "
-                       "remains",
-                  ms, res->tasks_seen, res->tasks_seen == 1 ? "" : "s");
+        xlreaper__sb_printf(&sb,
+                            "killed in %.1f ms (%u task%s seen); no live task "
+                            "remains",
+                            ms, res->tasks_seen,
+                            res->tasks_seen == 1 ? "" : "s");
         describe_list(&sb, "zombie(s) still count against the uid",
                       &res->zombies, res->uid);
         break;
     case XLREAPER_OUTCOME_REMAIN:
-        sb_printf(&sb, "tasks remain after %.1f ms and %u round%s", ms,
-                  res->rounds, res->rounds == 1 ? "" : "s");
+        xlreaper__sb_printf(&sb, "tasks remain after %.1f ms and %u round%s",
+                            ms, res->rounds, res->rounds == 1 ? "" : "s");
         describe_list(&sb, "stuck", &res->stuck, res->uid);
         describe_list(&sb, "live", &res->live, res->uid);
         describe_list(&sb, "zombie(s)", &res->zombies, res->uid);
         if (!res->stuck.num && !res->live.num && !res->zombies.num)
-            sb_printf(&sb, "; the kernel still counts tasks of the uid but "
-                           "/proc shows none");
+            xlreaper__sb_printf(
+                &sb, "; the kernel still counts tasks of the uid but "
+                     "/proc shows none");
         break;
-    default:
-        sb_printf(&sb, "not reaped");
-        break;
+    default: xlreaper__sb_printf(&sb, "not reaped"); break;
     }
     if (sb.oom) {
         free(sb.buf);

@@ -6,6 +6,7 @@
 #define XLREAPER_INTERNAL_H
 
 #include "xlreaper_os.h" /* refuses to build where the kill is unsafe */
+#include <dirent.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -147,6 +148,15 @@ _hidden int xlreaper__probe_nproc(xlreaper_ctx *ctx, uid_t uid, gid_t gid,
 
 /* ---------- /proc ---------- */
 
+/* /proc opened twice: *procfd_r for openat, *dir_r to list it.  The
+ * caller closes both.  0 or _FAIL (logged). */
+_hidden int xlreaper__proc_open(xlreaper_ctx *ctx, int *procfd_r,
+                                DIR **dir_r);
+/* The value after "Key:" on its own line of /proc/<pid>/status text,
+ * blanks skipped, or NULL; *eol_r (if not NULL) is its line's end. */
+_hidden const char *xlreaper__status_field(const char *text,
+                                           const char *end, const char *key,
+                                           const char **eol_r);
 /* Parses the text of /proc/<pid>[/task/<tid>]/status into t, and the
  * thread group's size into *threads_r.  0, or _INVAL when a field is
  * missing or malformed. */
@@ -163,6 +173,18 @@ _hidden int xlreaper__scan_uids(xlreaper_ctx *ctx, uid_t uid,
                                 xlreaper_task_list *list2);
 
 /* ---------- small helpers ---------- */
+
+/* A growing string (xlreaper_strbuf.c); oom set on ENOMEM, and then
+ * every later printf is a no-op.  Zero-initialise; dispose frees. */
+typedef struct {
+    char *buf;
+    size_t len, cap;
+    bool oom;
+} xlreaper__sb;
+
+_hidden void xlreaper__sb_printf(xlreaper__sb *sb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+_hidden void xlreaper__sb_dispose(xlreaper__sb *sb);
 
 _hidden uint64_t xlreaper__now_us(void);
 _hidden void xlreaper__sleep_us(uint64_t us);

@@ -47,8 +47,8 @@ int xlreaper__task_list_add(xlreaper_task_list *list, const xlreaper_task *t)
 }
 
 /* The value after "Key:\t" on its own line, or NULL. */
-static const char *status_field(const char *text, const char *end,
-                                const char *key)
+const char *xlreaper__status_field(const char *text, const char *end,
+                                   const char *key, const char **eol_r)
 {
     size_t klen = strlen(key);
     const char *p = text;
@@ -62,6 +62,8 @@ static const char *status_field(const char *text, const char *end,
             p += klen + 1;
             while (p < nl && (*p == '\t' || *p == ' '))
                 p++;
+            if (eol_r)
+                *eol_r = nl;
             return p;
         }
         p = nl + 1;
@@ -96,32 +98,32 @@ int xlreaper__parse_status(const char *text, size_t len, xlreaper_task *t,
 
     memset(t, 0, sizeof(*t));
 
-    p = status_field(text, end, "Name");
+    p = xlreaper__status_field(text, end, "Name", NULL);
     if (!p)
         return XLREAPER_ERROR_INVAL;
     /* A DM chooses its own name: keep it printable for logs and JSON. */
     for (i = 0; i < sizeof(t->comm) - 1 && p + i < end && p[i] != '\n'; i++)
         t->comm[i] = p[i] >= 0x20 && p[i] < 0x7f ? p[i] : '?';
 
-    p = status_field(text, end, "State");
+    p = xlreaper__status_field(text, end, "State", NULL);
     if (!p || p >= end || !isalpha((unsigned char)*p))
         return XLREAPER_ERROR_INVAL;
     t->state = *p;
 
-    if (!(p = status_field(text, end, "Tgid")) ||
+    if (!(p = xlreaper__status_field(text, end, "Tgid", NULL)) ||
         parse_ulongs(p, end, 10, v, 1))
         return XLREAPER_ERROR_INVAL;
     t->tgid = (pid_t)v[0];
-    if (!(p = status_field(text, end, "Pid")) ||
+    if (!(p = xlreaper__status_field(text, end, "Pid", NULL)) ||
         parse_ulongs(p, end, 10, v, 1))
         return XLREAPER_ERROR_INVAL;
     t->tid = (pid_t)v[0];
-    if (!(p = status_field(text, end, "PPid")) ||
+    if (!(p = xlreaper__status_field(text, end, "PPid", NULL)) ||
         parse_ulongs(p, end, 10, v, 1))
         return XLREAPER_ERROR_INVAL;
     t->ppid = (pid_t)v[0];
 
-    if (!(p = status_field(text, end, "Uid")) ||
+    if (!(p = xlreaper__status_field(text, end, "Uid", NULL)) ||
         parse_ulongs(p, end, 10, v, 4))
         return XLREAPER_ERROR_INVAL;
     t->ruid = (uid_t)v[0];
@@ -131,15 +133,15 @@ int xlreaper__parse_status(const char *text, size_t len, xlreaper_task *t,
 
     /* Absent for some exiting tasks: then the leader is all we see. */
     *threads_r = 1;
-    if ((p = status_field(text, end, "Threads")) &&
+    if ((p = xlreaper__status_field(text, end, "Threads", NULL)) &&
         !parse_ulongs(p, end, 10, v, 1))
         *threads_r = (unsigned)v[0];
 
     t->kill_pending = false;
-    if ((p = status_field(text, end, "ShdPnd")) &&
+    if ((p = xlreaper__status_field(text, end, "ShdPnd", NULL)) &&
         !parse_ulongs(p, end, 16, v, 1) && (v[0] & SIGKILL_BIT))
         t->kill_pending = true;
-    if ((p = status_field(text, end, "SigPnd")) &&
+    if ((p = xlreaper__status_field(text, end, "SigPnd", NULL)) &&
         !parse_ulongs(p, end, 16, v, 1) && (v[0] & SIGKILL_BIT))
         t->kill_pending = true;
     return 0;
@@ -253,17 +255,17 @@ static int scan_threads(int procfd, const char *pid, const scan_want *w)
     return rc;
 }
 
-static int scan(xlreaper_ctx *ctx, const scan_want *w)
+int xlreaper__proc_open(xlreaper_ctx *ctx, int *procfd_r, DIR **dir_r)
 {
-    int procfd, dupfd, rc = 0;
+    int procfd, dupfd;
     DIR *d;
-    struct dirent *de;
 
     procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (procfd < 0) {
         LOGE(ERROR, "open /proc");
         return XLREAPER_ERROR_FAIL;
     }
+    /* readdir gets its own descriptor: procfd stays for openat. */
     dupfd = fcntl(procfd, F_DUPFD_CLOEXEC, 0);
     d = dupfd >= 0 ? fdopendir(dupfd) : NULL;
     if (!d) {
@@ -272,6 +274,20 @@ static int scan(xlreaper_ctx *ctx, const scan_want *w)
         close(procfd);
         return XLREAPER_ERROR_FAIL;
     }
+    *procfd_r = procfd;
+    *dir_r = d;
+    return 0;
+}
+
+static int scan(xlreaper_ctx *ctx, const scan_want *w)
+{
+    int procfd, rc = 0;
+    DIR *d;
+    struct dirent *de;
+
+    rc = xlreaper__proc_open(ctx, &procfd, &d);
+    if (rc)
+        return rc;
     while ((de = readdir(d))) {
         xlreaper_task t;
         unsigned threads;
@@ -304,12 +320,10 @@ int xlreaper_scan_uid(xlreaper_ctx *ctx, uid_t uid, xlreaper_task_list *list)
     return scan(ctx, &w);
 }
 
-int xlreaper__scan_uids(xlreaper_ctx *ctx, uid_t uid,
-                        xlreaper_task_list *list, uid_t uid2,
-                        xlreaper_task_list *list2)
+int xlreaper__scan_uids(xlreaper_ctx *ctx, uid_t uid, xlreaper_task_list *list,
+                        uid_t uid2, xlreaper_task_list *list2)
 {
-    scan_want w = { .uid = { uid, uid2 }, .list = { list, list2 },
-                    .num = 2 };
+    scan_want w = { .uid = { uid, uid2 }, .list = { list, list2 }, .num = 2 };
 
     return scan(ctx, &w);
 }

@@ -5,6 +5,7 @@
  */
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -91,6 +92,44 @@ pid_t xlrt_euid_holder_start(uid_t uid)
         if (syscall(SYS_setresuid, 0, uid, 0))
             _exit(1);
         (void)!write(fds[1], "R", 1);
+        for (;;)
+            pause();
+    }
+    close(fds[1]);
+    assert_int_equal(read(fds[0], &c, 1), 1);
+    close(fds[0]);
+    return p;
+}
+
+static void *thread_hold_uid(void *arg)
+{
+    uid_t uid = *(uid_t *)arg;
+    int fd = ((int *)arg)[1];
+
+    /* Raw: this thread only; its process, and leader, stay root. */
+    if (syscall(SYS_setresuid, uid, uid, uid))
+        _exit(1);
+    (void)!write(fd, "R", 1);
+    for (;;)
+        pause();
+    return NULL;
+}
+
+pid_t xlrt_thread_holder_start(uid_t uid)
+{
+    int fds[2], arg[2];
+    pthread_t t;
+    char c;
+    pid_t p;
+
+    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+    p = fork();
+    assert_true(p >= 0);
+    if (p == 0) {
+        arg[0] = (int)uid;
+        arg[1] = fds[1];
+        if (pthread_create(&t, NULL, thread_hold_uid, arg))
+            _exit(1);
         for (;;)
             pause();
     }

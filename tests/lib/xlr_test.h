@@ -59,6 +59,11 @@ pid_t xlrt_adversary_as_child(xlreaper_ctx *ctx, uint32_t domid,
  * which kill(-1) as the pet cannot signal.  Stop it like a bystander. */
 pid_t xlrt_euid_holder_start(uid_t uid);
 
+/* A root process one of whose threads took all three ids of uid (a raw
+ * setresuid): the kernel counts it against uid, but kill(-1) checks the
+ * leader's ids and cannot signal it.  Stop it like a bystander. */
+pid_t xlrt_thread_holder_start(uid_t uid);
+
 /* A task that sleeps under uid (all three ids) until stopped. */
 pid_t xlrt_bystander_start(uid_t uid);
 /* True when pid lives and is not a zombie. */

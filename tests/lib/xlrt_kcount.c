@@ -12,6 +12,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "xlrt_kcount.h"
@@ -74,4 +75,18 @@ long xlrt_kernel_count(uid_t uid)
             lo = mid;
     }
     return (long)hi - 2;
+}
+
+long xlrt_kernel_count_settled(uid_t uid, unsigned ms)
+{
+    struct timespec pause = { 0, 2000000 };
+    long n;
+
+    /* Zombies wait for their reaper: ask until none, or ms pass. */
+    for (unsigned waited = 0;; waited += 2) {
+        n = xlrt_kernel_count(uid);
+        if (n == 0 || waited >= ms)
+            return n;
+        nanosleep(&pause, NULL);
+    }
 }

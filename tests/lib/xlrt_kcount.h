@@ -15,4 +15,8 @@ int xlrt_probe_fits(uid_t uid, unsigned long limit);
  * search; -1 on error, or XLRT_PROBE_KILLED. */
 long xlrt_kernel_count(uid_t uid);
 
+/* xlrt_kernel_count, asked again every 2 ms until it is 0 or ms have
+ * passed (zombies wait for their reaper); the last answer. */
+long xlrt_kernel_count_settled(uid_t uid, unsigned ms);
+
 #endif

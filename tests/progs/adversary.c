@@ -15,6 +15,9 @@
  *   vfork-chain    32 parents suspended in vfork, the last one racing
  *   zombie-farm    200 unreaped zombie children, then racing
  *   deaf           ignores and blocks every catchable signal, racing
+ *   stopper        kill(-1, SIGSTOP) for ever: stops whatever enters its
+ *                  uid (a probe, a killer counting, a spawn's check)
+ *   leader-exit    the thread-group leader exits; 8 threads live on
  *   sleeper        just sleeps (for tests of what is not killed)
  */
 #include <errno.h>
@@ -27,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -197,6 +201,27 @@ static void mode_deaf(void)
     race(false, false);
 }
 
+static void __attribute__((noreturn)) mode_stopper(void)
+{
+    ready();
+    for (;;)
+        kill(-1, SIGSTOP);
+}
+
+/* The leader leaves (a zombie leader, State Z) while its threads run:
+ * a scan must not take the process for a zombie. */
+static void __attribute__((noreturn)) mode_leader_exit(void)
+{
+    pthread_t t;
+
+    for (int i = 0; i < 8; i++)
+        if (pthread_create(&t, NULL, spin, NULL))
+            die("pthread_create");
+    ready();
+    syscall(SYS_exit, 0); /* this thread only */
+    _exit(2);
+}
+
 int main(int argc, char **argv)
 {
     const char *m = argc > 1 ? argv[1] : "";
@@ -222,6 +247,10 @@ int main(int argc, char **argv)
         mode_zombie_farm();
     } else if (!strcmp(m, "deaf")) {
         mode_deaf();
+    } else if (!strcmp(m, "stopper")) {
+        mode_stopper();
+    } else if (!strcmp(m, "leader-exit")) {
+        mode_leader_exit();
     } else if (!strcmp(m, "sleeper")) {
         ready();
         for (;;)

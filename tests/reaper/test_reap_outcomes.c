@@ -132,7 +132,9 @@ static void test_already_empty(void **state)
     assert_int_equal(xlreaper_reap(S.ctx, NULL, 20, &res), 0);
     assert_int_equal(res.outcome, XLREAPER_OUTCOME_EMPTY);
     assert_true(res.was_empty);
-    assert_int_equal(res.rounds, 0);
+    /* One round: the killer's own count after its kill is the proof. */
+    assert_int_equal(res.rounds, 1);
+    assert_int_equal(res.tasks_seen, 0);
     assert_int_equal(res.uid, BASE + 20);
     xlreaper_reap_result_dispose(&res);
 }
@@ -172,10 +174,10 @@ static void test_task_it_may_not_signal(void **state)
     pid_t p;
 
     (void)state;
-    /* A root task wearing the uid as its effective uid only (real and
-     * saved 0): kill(-1) as the pet cannot reach it.  Say so; never
-     * report success. */
-    p = xlrt_euid_holder_start(uid);
+    /* A thread that took all three ids of the uid inside a root
+     * process: the kernel counts it, but kill(-1) checks its leader's
+     * ids and cannot reach it.  Say so; never report success. */
+    p = xlrt_thread_holder_start(uid);
     track_pid(p);
     usleep(20000);
 
@@ -183,12 +185,13 @@ static void test_task_it_may_not_signal(void **state)
     assert_int_equal(xlreaper_reap(S.ctx, NULL, 22, &res),
                      XLREAPER_ERROR_REMAIN);
     assert_int_equal(res.outcome, XLREAPER_OUTCOME_REMAIN);
-    assert_int_equal(res.unreachable, 1);
+    assert_int_equal(res.kernel_left, 1);
     assert_int_equal(res.live.num, 1);
-    assert_int_equal(res.live.tasks[0].tid, p);
+    assert_int_equal(res.live.tasks[0].tgid, p);
+    assert_true(res.live.tasks[0].tid != p);
     d = xlreaper_reap_result_describe(&res);
-    assert_non_null(strstr(d, "has the uid only as effective or filesystem "
-                              "uid (real 0, saved 0)"));
+    assert_non_null(strstr(d, "with ids of its own, and kill(-1) checks "
+                              "only its leader's"));
     free(d);
     xlreaper_reap_result_dispose(&res);
     assert_true(xlrt_alive(p)); /* not ours to kill */

@@ -196,143 +196,132 @@ int xlreaper_census(xlreaper_ctx *ctx, xlreaper_census_entry *counts,
 /* ---------- the kernel's own census ---------- */
 
 /*
- * xlreaper_count.c asks about one uid with two forks.  For a run of
- * uids one probe child asks about each in turn: with saved uid 0 kept,
- * it can go back to euid 0 (which gives back its capabilities) and
- * take the next uid as real and effective uid.  RLIMIT_NPROC = 2 counts
- * the probe itself and one vfork child against the real uid, so the
- * vfork fits exactly when the uid has no other task, live or zombie.
- * While it asks about uid u the probe can be signalled by u's tasks
- * (its real uid is u); not ptraced or reniced, since its saved uid is 0
- * and it is not dumpable.  A probe killed or stopped by one of them
- * only proves u busy: it is marked so and a fresh probe goes on.
+ * One probe child asks the kernel about each uid of a run in turn, the
+ * way xlreaper_count.c asks about one: it takes the uid as its real uid
+ * (keeping saved uid 0, so it can go back) with the soft RLIMIT_NPROC
+ * at 0, and an execve("/") at soft limit 1 fails with EAGAIN exactly
+ * when the uid has another task, live or zombie.  No task is created:
+ * nothing can hold the probe up inside a fork.  While it asks about u
+ * it can be signalled by u's tasks (its real uid is u); not ptraced or
+ * reniced, since its saved uid is 0 and it is not dumpable.  A probe
+ * stopped or killed by one of them only proves u busy: it is marked so,
+ * the probe is killed, and a fresh one goes on from the next uid.
+ *
+ * Each run of CENSUS_CHUNK uids is asked under the global lock, so that
+ * a spawn never takes the probe for a leftover of its uid and a kill
+ * never counts it among its dead; between runs the lock is let go, so a
+ * sweep of the whole range never holds up a spawn or a reap for long.
  */
-enum {
-    KPROBE_GROUPS = 1,
-    KPROBE_RLIMIT,
-    KPROBE_SETRESUID,
-    KPROBE_CAPS,
-    KPROBE_VFORK,
-    KPROBE_WRITE,
-};
 
-/* Without progress for this long, the probe is taken to be stopped. */
-#define KPROBE_STALL_MS 2000
+/* About 1 to 3 ms of kernel questions a run on this hardware. */
+#define CENSUS_CHUNK 256
 
-static void __attribute__((noreturn))
-kprobe_child(int wfd, int outfd, uid_t first, uint32_t num)
+typedef struct {
+    uid_t first;
+    uint32_t num;
+} kprobe_args;
+
+static void __attribute__((noreturn)) kprobe_child(int outfd, void *arg)
 {
-    struct rlimit rl = { .rlim_cur = 2, .rlim_max = 2 };
+    const kprobe_args *a = arg;
 
     if (xlreaper__sys_setgroups0() < 0)
-        xlreaper__child_fail(wfd, KPROBE_GROUPS, errno, 0);
-    if (setrlimit(RLIMIT_NPROC, &rl) < 0)
-        xlreaper__child_fail(wfd, KPROBE_RLIMIT, errno, 2);
-    for (uint32_t i = 0; i < num; i++) {
-        uid_t u = first + i;
-        char busy;
-        pid_t c;
-        int st;
+        _exit(126);
+    for (uint32_t i = 0; i < a->num; i++) {
+        long n = xlreaper__nproc_others(a->first + i, 1);
+        char busy = n > 0 ? '1' : '0';
 
-        if (xlreaper__sys_setresuid(-1, 0, -1) < 0 ||
-            xlreaper__sys_setresuid(u, u, 0) < 0)
-            xlreaper__child_fail(wfd, KPROBE_SETRESUID, errno, u);
-        /* With a capability left the limit would not apply, and every
-         * uid would look empty (SECBIT_NO_SETUID_FIXUP). */
-        if (xlreaper__caps_none(false) < 0)
-            xlreaper__child_fail(wfd, KPROBE_CAPS, errno, u);
-        c = vfork();
-        if (c == 0)
-            _exit(0);
-        if (c < 0 && errno != EAGAIN)
-            xlreaper__child_fail(wfd, KPROBE_VFORK, errno, u);
-        while (c > 0 && waitpid(c, &st, __WALL) < 0 && errno == EINTR)
-            ;
-        busy = c < 0 ? '1' : '0';
+        if (n < 0)
+            _exit(125);
         while (write(outfd, &busy, 1) != 1)
             if (errno != EINTR)
-                xlreaper__child_fail(wfd, KPROBE_WRITE, errno, u);
+                _exit(124);
     }
     _exit(0);
 }
 
-/* One probe over busy[done..num); advances *done past every uid it
- * answered, and past the one it was asking when it was stopped or
- * killed.  0 or _FAIL. */
+/* One probe over busy[*done..num); advances *done past every uid it
+ * answered, and past the one it was asking when it was stopped, killed
+ * or too slow.  0 or _FAIL. */
 static int kprobe_run(xlreaper_ctx *ctx, uid_t first, uint32_t num, bool *busy,
                       uint32_t *done)
 {
-    xlreaper__report_pipe rep_p, out_p;
-    xlreaper__child_report rep;
-    bool killed = false;
-    pid_t pid;
-    int rc, status;
+    kprobe_args a = { .first = first + *done, .num = num - *done };
+    uint64_t deadline = xlreaper__helper_deadline(ctx);
+    unsigned slice_ms = 1;
+    bool killed = false, eof = false, exited = false;
+    xlreaper__report_pipe out_p;
+    pid_t pid, parent = getpid();
+    int rc, status = 0;
 
-    rc = xlreaper__report_pipe_open(ctx, &rep_p);
+    rc = xlreaper__report_pipe_open(ctx, &out_p);
     if (rc)
         return rc;
-    rc = xlreaper__report_pipe_open(ctx, &out_p);
-    if (rc) {
-        xlreaper__report_pipe_close(&rep_p);
-        return rc;
-    }
     pid = fork();
     if (pid < 0) {
         LOGE(ERROR, "fork for the kernel census");
-        rc = XLREAPER_ERROR_FAIL;
-        goto out;
+        xlreaper__report_pipe_close(&out_p);
+        return XLREAPER_ERROR_FAIL;
     }
     if (pid == 0) {
-        close(out_p.rfd);
-        kprobe_child(rep_p.wfd, out_p.wfd, first + *done, num - *done);
+        xlreaper__helper_prelude(out_p.wfd, parent);
+        kprobe_child(out_p.wfd, &a);
     }
-    close(rep_p.wfd);
+    setpgid(pid, pid);
     close(out_p.wfd);
-    rep_p.wfd = out_p.wfd = -1;
+    out_p.wfd = -1;
 
-    while (*done < num) {
+    while (!eof) {
         struct pollfd pfd = { .fd = out_p.rfd, .events = POLLIN };
-        char buf[256];
-        ssize_t r;
-        int pr = poll(&pfd, 1, KPROBE_STALL_MS);
+        uint64_t now = xlreaper__now_us();
+        int pr;
+        pid_t w;
 
-        if (pr < 0 && errno == EINTR)
-            continue;
-        if (pr == 0) {
-            /* Stopped by a task of the uid it was asking about (only
-             * they and root may signal it).  Our unreaped child: its
-             * pid cannot have been reused. */
+        if (now >= deadline) {
+            kill(pid, SIGKILL); /* our unreaped child: pid not reused */
+            killed = true;
+            break;
+        }
+        pr = poll(&pfd, 1, (int)slice_ms);
+        if (pr > 0) {
+            char buf[256];
+            ssize_t r = read(out_p.rfd, buf, sizeof(buf));
+
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) {
+                eof = true;
+                break;
+            }
+            for (ssize_t i = 0; i < r && *done < num; i++)
+                busy[(*done)++] = buf[i] == '1';
+            /* Progress: the deadline is for one question, not all. */
+            deadline = xlreaper__helper_deadline(ctx);
+        } else if (pr == 0 && slice_ms < 16) {
+            slice_ms *= 2;
+        }
+        /* Only a task of the uid being asked about can stop it. */
+        w = waitpid(pid, &status, WNOHANG | WUNTRACED | __WALL);
+        if (w == pid && WIFSTOPPED(status)) {
             kill(pid, SIGKILL);
             killed = true;
             break;
         }
-        r = read(out_p.rfd, buf, sizeof(buf));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        for (ssize_t i = 0; i < r && *done < num; i++)
-            busy[(*done)++] = buf[i] == '1';
+        exited = exited || w == pid;
     }
-    rc = xlreaper__report_read(ctx, rep_p.rfd, &rep);
-    if (xlreaper__wait_child(ctx, pid, &status) < 0 && rc >= 0)
-        rc = XLREAPER_ERROR_FAIL;
-    if (rc < 0)
-        goto out;
-    if (rc == 1) {
-        LOGEV(ERROR, rep.err, "kernel census: step %d (uid %ld)", rep.step,
-              rep.detail);
+    if (!exited && xlreaper__wait_child(ctx, pid, &status) < 0) {
         rc = XLREAPER_ERROR_FAIL;
         goto out;
     }
     if (*done < num && (killed || WIFSIGNALED(status))) {
         LOG(DEBUG, "kernel census: the probe was %s at uid %lu: busy",
-            killed ? "stopped" : "killed", (unsigned long)(first + *done));
+            killed ? "stopped or too slow" : "killed",
+            (unsigned long)(first + *done));
         busy[(*done)++] = true;
-    } else if (*done < num) {
+    } else if (*done < num || !WIFEXITED(status) ||
+               WEXITSTATUS(status) != 0) {
         LOG(ERROR,
-            "kernel census: the probe ended at uid %lu with status "
-            "%#x",
+            "kernel census: the probe ended at uid %lu with status %#x",
             (unsigned long)(first + *done), status);
         rc = XLREAPER_ERROR_FAIL;
         goto out;
@@ -340,7 +329,6 @@ static int kprobe_run(xlreaper_ctx *ctx, uid_t first, uint32_t num, bool *busy,
     rc = 0;
 
 out:
-    xlreaper__report_pipe_close(&rep_p);
     xlreaper__report_pipe_close(&out_p);
     return rc;
 }
@@ -350,7 +338,7 @@ int xlreaper_census_kernel(xlreaper_ctx *ctx, uint32_t first, uint32_t num,
 {
     uid_t uid;
     uint32_t done = 0;
-    int rc;
+    int rc = 0;
 
     if (!num)
         return 0;
@@ -364,10 +352,15 @@ int xlreaper_census_kernel(xlreaper_ctx *ctx, uint32_t first, uint32_t num,
         LOG(ERROR, "the kernel census needs root");
         return XLREAPER_ERROR_PERM;
     }
-    while (done < num) {
-        rc = kprobe_run(ctx, uid, num, busy_r, &done);
-        if (rc)
-            return rc;
+    while (!rc && done < num) {
+        uint32_t end = num - done > CENSUS_CHUNK ? done + CENSUS_CHUNK : num;
+        xlreaper_lock *lock = NULL;
+
+        if (!ctx->held && (rc = xlreaper_lock_acquire(ctx, &lock)))
+            break;
+        while (!rc && done < end)
+            rc = kprobe_run(ctx, uid, end, busy_r, &done);
+        xlreaper_lock_release(lock);
     }
-    return 0;
+    return rc;
 }

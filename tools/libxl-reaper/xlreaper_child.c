@@ -1,7 +1,7 @@
 /*
  * xlreaper_child.c - what every forked helper child shares: the report
- * pipe that carries (step, errno) to the parent, waiting, and the raw
- * credential system calls.
+ * pipe that carries (step, errno) to the parent, a bounded wait for it,
+ * and the raw credential system calls.
  *
  * Between fork and _exit/execve a child of a possibly multi-threaded
  * caller may only make async-signal-safe calls on memory prepared
@@ -9,10 +9,26 @@
  * used for credentials because glibc's setresuid() in a process with
  * other threads broadcasts the change to them; in the child there are
  * none, and the raw call says exactly what happens.
+ *
+ * Hostile territory.  A helper that takes a DM uid as its real uid (the
+ * killer while it counts, a count probe, a census probe) can be
+ * signalled by any task of that uid: stopped, killed, or held in a stop
+ * forever.  So a helper holds nothing it could lose (no descriptor but
+ * its report pipe, its own process group, not dumpable, PDEATHSIG so it
+ * cannot outlive us) and takes saved uid 0, which keeps it out of
+ * ptrace and prlimit (both need all three ids to match).  The parent
+ * never blocks on it without a deadline: it polls the report pipe and
+ * the child's pidfd, looks for a stop between polls, and answers a stop
+ * or a missed deadline with SIGKILL.  Such a helper's answer is void:
+ * the caller turns it into a verdict ("busy", "could not tell"), never
+ * into "empty".
  */
 #include <fcntl.h>
 #include <linux/capability.h>
+#include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -40,7 +56,7 @@ void xlreaper__report_pipe_close(xlreaper__report_pipe *p)
     p->rfd = p->wfd = -1;
 }
 
-void xlreaper__child_fail(int wfd, int step, int err, long detail)
+void xlreaper__child_send(int wfd, int step, int err, long detail)
 {
     xlreaper__child_report rep = { .step = step, .err = err,
                                    .detail = detail };
@@ -48,6 +64,11 @@ void xlreaper__child_fail(int wfd, int step, int err, long detail)
     /* One record is smaller than PIPE_BUF, so the write is atomic. */
     if (wfd >= 0)
         (void)!write(wfd, &rep, sizeof(rep));
+}
+
+void xlreaper__child_fail(int wfd, int step, int err, long detail)
+{
+    xlreaper__child_send(wfd, step, err, detail);
     _exit(127);
 }
 
@@ -67,6 +88,145 @@ int xlreaper__report_read(xlreaper_ctx *ctx, int rfd,
         return XLREAPER_ERROR_FAIL;
     }
     return 1;
+}
+
+/* close_range, or one by one on a kernel before 5.9. */
+int xlreaper__close_from(unsigned lo, unsigned hi)
+{
+    struct rlimit rl;
+
+    if (lo > hi)
+        return 0;
+    if (syscall(SYS_close_range, lo, hi, 0u) == 0)
+        return 0;
+    if (errno != ENOSYS)
+        return -1;
+    /* No descriptor can be at or above the hard NOFILE limit... unless
+     * the limit was lowered after it was opened; fs.nr_open's default
+     * bounds the loop then. */
+    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+        return -1;
+    if (rl.rlim_max > (1u << 20) || rl.rlim_max == RLIM_INFINITY)
+        rl.rlim_max = 1u << 20;
+    for (unsigned fd = lo; fd <= hi && fd < rl.rlim_max; fd++)
+        close((int)fd);
+    return 0;
+}
+
+void xlreaper__helper_prelude(int wfd, pid_t parent)
+{
+    /* Its own group: a terminal's ^C or ^Z for the caller's group does
+     * not reach it, and a kill(-pgid) of the caller's group neither. */
+    setpgid(0, 0);
+    /* Never outlive the parent, which is the only one that would kill
+     * a stopped helper; the check closes the race with its death. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+        _exit(127);
+    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    /* Nothing inherited (privcmd, xenstore, the lock, stdio) may be
+     * held while a DM uid can stop us: only the report pipe stays. */
+    if ((wfd > 0 && xlreaper__close_from(0, (unsigned)wfd - 1) < 0) ||
+        xlreaper__close_from((unsigned)wfd + 1, ~0u) < 0)
+        _exit(127);
+}
+
+/* The longest sleep between two looks for a stop. */
+#define STOP_LOOK_MAX_MS 16
+
+int xlreaper__await_child(xlreaper_ctx *ctx, pid_t pid, int rfd,
+                          uint64_t deadline_us, bool until_exit,
+                          xlreaper__child_report *rep, bool *reported_r,
+                          int *status_r, xlreaper__helper_end *end_r)
+{
+    struct pollfd pfd[2];
+    bool eof = rfd < 0, exited = false;
+    unsigned slice_ms = 1;
+    size_t got = 0;
+    int pidfd, rc;
+
+    *reported_r = false;
+    *end_r = XLREAPER__HELPER_DONE;
+    *status_r = -1; /* not reaped */
+    /* Our unreaped child: its pid cannot have been reused. */
+    pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+
+    while (!(eof && (exited || !until_exit))) {
+        uint64_t now = xlreaper__now_us();
+        int n = 0, timeout, pr;
+        siginfo_t si;
+
+        if (now >= deadline_us) {
+            kill(pid, SIGKILL);
+            *end_r = XLREAPER__HELPER_TIMEOUT;
+            break;
+        }
+        timeout = (int)((deadline_us - now + 999) / 1000);
+        if (timeout > (int)slice_ms)
+            timeout = (int)slice_ms;
+        if (!eof)
+            pfd[n++] = (struct pollfd){ .fd = rfd, .events = POLLIN };
+        if (pidfd >= 0 && until_exit)
+            pfd[n++] = (struct pollfd){ .fd = pidfd, .events = POLLIN };
+        pr = poll(pfd, (nfds_t)n, timeout);
+        if (pr < 0 && errno != EINTR) {
+            LOGE(ERROR, "poll for child %ld", (long)pid);
+            kill(pid, SIGKILL);
+            rc = XLREAPER_ERROR_FAIL;
+            goto fail;
+        }
+        if (pr == 0 && slice_ms < STOP_LOOK_MAX_MS)
+            slice_ms *= 2;
+        if (!eof && pr > 0 && pfd[0].revents) {
+            ssize_t r = read(rfd, (char *)rep + got, sizeof(*rep) - got);
+            if (r > 0)
+                got += (size_t)r;
+            else if (r == 0 || errno != EINTR)
+                eof = true;
+            if (got == sizeof(*rep))
+                eof = true; /* one record at most */
+        }
+        /* Once a child that execs is at EOF it is not ours to reap. */
+        if (eof && !until_exit)
+            break;
+        /* A stop shows only here (a pidfd says nothing of it); a look
+         * that reaps nothing, since a child that execs is the caller's
+         * to reap once it runs. */
+        si.si_pid = 0;
+        if (waitid(P_PID, (id_t)pid, &si,
+                   WEXITED | WSTOPPED | WNOHANG | WNOWAIT | __WALL) < 0 ||
+            si.si_pid != pid)
+            continue;
+        if (si.si_code == CLD_STOPPED || si.si_code == CLD_TRAPPED) {
+            /* Only a task sharing the child's uid can have stopped it,
+             * and would hang us if we let it. */
+            LOG(DEBUG, "child %ld stopped by signal %d; killing it",
+                (long)pid, si.si_status);
+            kill(pid, SIGKILL);
+            *end_r = XLREAPER__HELPER_STOPPED;
+            break;
+        }
+        /* Exited: the pipe is at EOF now, after what it wrote. */
+        if (until_exit && !exited &&
+            waitpid(pid, status_r, WNOHANG | __WALL) == pid)
+            exited = true;
+    }
+    if (*end_r != XLREAPER__HELPER_DONE || (until_exit && !exited)) {
+        /* After SIGKILL the wait is the kernel's, not the child's. */
+        rc = xlreaper__wait_child(ctx, pid, status_r);
+        if (rc)
+            goto fail;
+    }
+    xlreaper__close_keep_errno(pidfd);
+    if (got && got != sizeof(*rep) && *end_r == XLREAPER__HELPER_DONE) {
+        LOG(ERROR, "a child's report was cut short (%zu bytes)", got);
+        return XLREAPER_ERROR_FAIL;
+    }
+    *reported_r = got == sizeof(*rep);
+    return 0;
+
+fail:
+    xlreaper__close_keep_errno(pidfd);
+    return rc;
 }
 
 int xlreaper__wait_child(xlreaper_ctx *ctx, pid_t pid, int *status_r)
@@ -91,13 +251,14 @@ int xlreaper__wait_child(xlreaper_ctx *ctx, pid_t pid, int *status_r)
     }
 }
 
-int xlreaper__run_child(xlreaper_ctx *ctx, const char *what,
-                        void (*fn)(int wfd, void *arg), void *arg,
-                        xlreaper__child_report *rep, bool *reported_r,
-                        int *status_r)
+int xlreaper__run_helper(xlreaper_ctx *ctx, const char *what,
+                         void (*fn)(int wfd, void *arg), void *arg,
+                         uint64_t deadline_us, xlreaper__child_report *rep,
+                         bool *reported_r, int *status_r,
+                         xlreaper__helper_end *end_r)
 {
     xlreaper__report_pipe p;
-    pid_t pid;
+    pid_t pid, parent = getpid();
     int rc;
 
     rc = xlreaper__report_pipe_open(ctx, &p);
@@ -110,19 +271,21 @@ int xlreaper__run_child(xlreaper_ctx *ctx, const char *what,
         return XLREAPER_ERROR_FAIL;
     }
     if (pid == 0) {
+        xlreaper__helper_prelude(p.wfd, parent);
         fn(p.wfd, arg);
         _exit(127); /* fn does not return */
     }
+    setpgid(pid, pid); /* either of us may win; both ask the same */
     close(p.wfd);
     p.wfd = -1;
-    rc = xlreaper__report_read(ctx, p.rfd, rep);
-    if (xlreaper__wait_child(ctx, pid, status_r) < 0 && rc >= 0)
-        rc = XLREAPER_ERROR_FAIL;
+    rc = xlreaper__await_child(ctx, pid, p.rfd, deadline_us, true, rep,
+                               reported_r, status_r, end_r);
     xlreaper__report_pipe_close(&p);
-    if (rc < 0)
-        return rc;
-    *reported_r = rc == 1;
-    return 0;
+    if (!rc && *end_r != XLREAPER__HELPER_DONE)
+        LOG(DEBUG, "%s (pid %ld) %s: its answer is void", what, (long)pid,
+            *end_r == XLREAPER__HELPER_STOPPED ? "was stopped"
+                                               : "missed its deadline");
+    return rc;
 }
 
 int xlreaper__sys_setresuid(uid_t r, uid_t e, uid_t s)

@@ -210,6 +210,8 @@ void xlreaper__config_dispose(xlreaper_config *cfg)
     }
     free((char *)cfg->path);
     cfg->path = NULL;
+    free(cfg->subid_overlap);
+    cfg->subid_overlap = NULL;
 }
 
 static int set_default_strings(xlreaper_config *cfg)
@@ -542,6 +544,9 @@ int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
     }
 
     rc = xlreaper__uid_settle(ctx, cfg, want_base, want_reaper);
+    if (rc)
+        goto out;
+    rc = xlreaper__subid_check(ctx, cfg);
     if (rc)
         goto out;
 

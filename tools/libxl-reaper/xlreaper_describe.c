@@ -26,6 +26,12 @@ static void describe_task(xlreaper__sb *sb, const xlreaper_task *t, uid_t uid)
             " has the uid only as effective or filesystem uid "
             "(real %lu, saved %lu), which the uid kill cannot signal",
             (unsigned long)t->ruid, (unsigned long)t->suid);
+    else if (t->tid != t->tgid)
+        xlreaper__sb_printf(sb,
+                            " state %c, still alive: a thread of pid %ld "
+                            "with ids of its own, and kill(-1) checks only "
+                            "its leader's",
+                            t->state, (long)t->tgid);
     else
         xlreaper__sb_printf(sb, " state %c, still alive", t->state);
 }
@@ -80,7 +86,15 @@ char *xlreaper_reap_result_describe(const xlreaper_reap_result *res)
         describe_list(&sb, "stuck", &res->stuck, res->uid);
         describe_list(&sb, "live", &res->live, res->uid);
         describe_list(&sb, "zombie(s)", &res->zombies, res->uid);
-        if (!res->stuck.num && !res->live.num && !res->zombies.num)
+        if (res->kernel_left < 0)
+            xlreaper__sb_printf(
+                &sb, "; the killer was stopped or killed after its kill: "
+                     "a task of the uid is outside the kill's reach");
+        if (!res->proc_sound)
+            xlreaper__sb_printf(
+                &sb, "; /proc hides tasks here (hidepid? another pid "
+                     "namespace?), so it cannot show what remains");
+        else if (!res->stuck.num && !res->live.num && !res->zombies.num)
             xlreaper__sb_printf(
                 &sb, "; the kernel still counts tasks of the uid but "
                      "/proc shows none");

@@ -62,6 +62,8 @@ struct xlreaper_ctx {
     const xlreaper__passwd_ops *pw;
     void *pw_opaque;
     xlreaper_config *cfg; /* NULL until a load succeeds */
+    xlreaper_lock *held;  /* the global lock, while this ctx holds it */
+    const char *subuid_file, *subgid_file; /* NULL: /etc's; for tests */
 };
 
 /* ---------- configuration ---------- */
@@ -75,6 +77,9 @@ _hidden void xlreaper__config_dispose(xlreaper_config *cfg);
  */
 _hidden int xlreaper__uid_settle(xlreaper_ctx *ctx, xlreaper_config *cfg,
                                  long want_base, long want_reaper);
+
+/* Sets cfg->subid_overlap from /etc/subuid and /etc/subgid.  0. */
+_hidden int xlreaper__subid_check(xlreaper_ctx *ctx, xlreaper_config *cfg);
 
 /*
  * Every `key =` of a config text the way libxlutil reads it (comments,
@@ -117,17 +122,57 @@ _hidden void xlreaper__child_fail(int wfd, int step, int err, long detail)
 _hidden int xlreaper__report_read(xlreaper_ctx *ctx, int rfd,
                                   xlreaper__child_report *rep);
 
-/*
- * Forks a child running fn(wfd, arg), which must _exit or
- * xlreaper__child_fail and never return, and waits for it.  0 with
- * *status_r and *reported_r (whether the child sent *rep), or an error.
- */
-_hidden int xlreaper__run_child(xlreaper_ctx *ctx, const char *what,
-                                void (*fn)(int wfd, void *arg), void *arg,
-                                xlreaper__child_report *rep,
-                                bool *reported_r, int *status_r);
+/* How a bounded wait for a helper ended. */
+typedef enum {
+    XLREAPER__HELPER_DONE = 0, /* it ended by itself: status is its own */
+    XLREAPER__HELPER_STOPPED,  /* it was stopped: killed, answer void */
+    XLREAPER__HELPER_TIMEOUT,  /* it missed its deadline: killed, void */
+} xlreaper__helper_end;
 
-/* waitpid, looping on EINTR.  0 and *status_r, or _FAIL. */
+/* Child side: one record, without exiting (a success carries a value
+ * in detail with step 0). */
+_hidden void xlreaper__child_send(int wfd, int step, int err, long detail);
+
+/*
+ * Child side, first thing after fork for a helper that will take a DM
+ * uid: its own process group, PDEATHSIG, not dumpable, and every
+ * descriptor but wfd closed (stdio too).  _exits on failure.
+ */
+_hidden void xlreaper__helper_prelude(int wfd, pid_t parent);
+
+/* Closes descriptors lo..hi (close_range).  0 or -1; async-signal-safe. */
+_hidden int xlreaper__close_from(unsigned lo, unsigned hi);
+
+/*
+ * Waits for child pid, which writes at most one record to rfd, until
+ * deadline_us (xlreaper__now_us's clock): until it has exited when
+ * until_exit, else only until rfd is at EOF (a child that execs).  A
+ * stop or the deadline is answered with SIGKILL and said in *end_r; the
+ * child is then reaped.  0 with *reported_r (and *rep), and *status_r:
+ * the child's status when it was reaped, else -1; or _FAIL.
+ */
+_hidden int xlreaper__await_child(xlreaper_ctx *ctx, pid_t pid, int rfd,
+                                  uint64_t deadline_us, bool until_exit,
+                                  xlreaper__child_report *rep,
+                                  bool *reported_r, int *status_r,
+                                  xlreaper__helper_end *end_r);
+
+/*
+ * Forks a helper running fn(wfd, arg) after xlreaper__helper_prelude;
+ * fn must _exit and never return.  Waits for it, bounded as above.  0
+ * with *end_r, *status_r and *reported_r (whether it sent *rep), or an
+ * error.
+ */
+_hidden int xlreaper__run_helper(xlreaper_ctx *ctx, const char *what,
+                                 void (*fn)(int wfd, void *arg), void *arg,
+                                 uint64_t deadline_us,
+                                 xlreaper__child_report *rep,
+                                 bool *reported_r, int *status_r,
+                                 xlreaper__helper_end *end_r);
+
+/* waitpid, looping on EINTR; a stop is answered with SIGKILL.  For a
+ * child already killed, or one that cannot be stopped.  0 and
+ * *status_r, or _FAIL. */
 _hidden int xlreaper__wait_child(xlreaper_ctx *ctx, pid_t pid,
                                  int *status_r);
 
@@ -141,10 +186,19 @@ _hidden int xlreaper__caps_none(bool permitted_too);
 
 /* ---------- the kernel count ---------- */
 
-/* Probe with RLIMIT_NPROC = limit: *fits_r says whether a fork fitted,
- * i.e. whether uid's other tasks number limit - 2 or fewer. */
-_hidden int xlreaper__probe_nproc(xlreaper_ctx *ctx, uid_t uid, gid_t gid,
-                                  unsigned limit, bool *fits_r);
+/*
+ * Child side, async-signal-safe (xlreaper_count.c).  The calling task,
+ * which must have saved uid 0, becomes (uid, uid, 0) without effective
+ * capabilities and returns how many other tasks the kernel charges to
+ * uid (at most max), or -1 with errno.  No task is created.
+ */
+_hidden long xlreaper__nproc_others(uid_t uid, unsigned long max);
+
+/* The largest count xlreaper__nproc_others is asked for. */
+#define XLREAPER__NPROC_MAX (1ul << 23)
+
+/* The deadline for a helper that enters a DM uid, from now. */
+_hidden uint64_t xlreaper__helper_deadline(const xlreaper_ctx *ctx);
 
 /* ---------- /proc ---------- */
 
@@ -171,6 +225,21 @@ _hidden int xlreaper__task_list_add(xlreaper_task_list *list,
 _hidden int xlreaper__scan_uids(xlreaper_ctx *ctx, uid_t uid,
                                 xlreaper_task_list *list, uid_t uid2,
                                 xlreaper_task_list *list2);
+
+/*
+ * The tasks of uid after a kill, when the kernel counts expect of them
+ * (by real uid).  First only processes whose /proc/PID is owned by uid
+ * (the leader's euid: a cheap prefilter), stopping once expect tasks of
+ * real uid uid are found; if that falls short, every task on the host,
+ * checked against the kernel's own total: *sound_r is false when /proc
+ * shows fewer tasks than the kernel has (hidepid, another pid
+ * namespace), and then an empty list proves nothing.  Appends to list.
+ * 0, _NOMEM or _FAIL.
+ */
+_hidden int xlreaper__scan_after_kill(xlreaper_ctx *ctx, uid_t uid,
+                                      unsigned long expect,
+                                      xlreaper_task_list *list,
+                                      bool *sound_r);
 
 /* ---------- small helpers ---------- */
 

@@ -84,6 +84,13 @@ int xlreaper_reap_result_json(const xlreaper_reap_result *res, char **json_r)
     yajl_gen_integer(g, (long long)res->lock_wait_us);
     STR(g, "kernel_empty");
     yajl_gen_bool(g, res->kernel_empty);
+    STR(g, "kernel_left");
+    if (res->kernel_left < 0)
+        yajl_gen_null(g);
+    else
+        yajl_gen_integer(g, res->kernel_left);
+    STR(g, "proc_sound");
+    yajl_gen_bool(g, res->proc_sound);
     gen_tasks(g, "zombies", &res->zombies);
     gen_tasks(g, "stuck", &res->stuck);
     gen_tasks(g, "live", &res->live);

@@ -24,6 +24,7 @@
 struct xlreaper_lock {
     int fd;
     uint64_t wait_us;
+    xlreaper_ctx *ctx; /* whose ctx->held this is */
 };
 
 static int make_parent_dir(xlreaper_ctx *ctx, const char *path)
@@ -140,6 +141,11 @@ int xlreaper_lock_acquire(xlreaper_ctx *ctx, xlreaper_lock **lock_r)
     }
     lock->fd = fd;
     lock->wait_us = xlreaper__now_us() - start;
+    /* So that what enters a DM uid under this ctx knows the lock is
+     * had: a second flock of ours would wait for ourselves. */
+    lock->ctx = ctx;
+    if (!ctx->held)
+        ctx->held = lock;
     *lock_r = lock;
     return 0;
 }
@@ -148,6 +154,8 @@ void xlreaper_lock_release(xlreaper_lock *lock)
 {
     if (!lock)
         return;
+    if (lock->ctx->held == lock)
+        lock->ctx->held = NULL;
     close(lock->fd); /* drops the flock */
     free(lock);
 }

@@ -10,9 +10,12 @@
  */
 #include <ctype.h>
 #include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "xlreaper_internal.h"
@@ -326,4 +329,178 @@ int xlreaper__scan_uids(xlreaper_ctx *ctx, uid_t uid, xlreaper_task_list *list,
     scan_want w = { .uid = { uid, uid2 }, .list = { list, list2 }, .num = 2 };
 
     return scan(ctx, &w);
+}
+
+/* ---------- after a kill: as much of /proc as the count needs ---------- */
+
+/* nr_threads and the forks since boot, from /proc/loadavg's "r/total"
+ * and /proc/stat's "processes".  0, or -1 when unreadable. */
+static int kernel_tasks(int procfd, unsigned long *threads_r,
+                        unsigned long *forks_r)
+{
+    char buf[8192];
+    const char *p;
+    ssize_t r;
+
+    r = read_at(procfd, "loadavg", buf, sizeof(buf) - 1);
+    if (r <= 0)
+        return -1;
+    buf[r] = '\0';
+    p = strchr(buf, '/');
+    if (!p || sscanf(p + 1, "%lu", threads_r) != 1)
+        return -1;
+    r = read_at(procfd, "stat", buf, sizeof(buf) - 1);
+    if (r <= 0)
+        return -1;
+    buf[r] = '\0';
+    p = strstr(buf, "\nprocesses ");
+    if (!p || sscanf(p + 11, "%lu", forks_r) != 1)
+        return -1;
+    return 0;
+}
+
+typedef struct {
+    uid_t uid;
+    unsigned long expect, found; /* found: tasks of real uid uid */
+    xlreaper_task_list *list;
+    unsigned long seen;          /* every task read, for the total */
+} after_scan;
+
+static int after_add(after_scan *a, int dirfd, const char *rel,
+                     const xlreaper_task *t)
+{
+    scan_want w = { .uid = { a->uid }, .list = { a->list }, .num = 1 };
+
+    a->seen++;
+    if (!task_has_uid(t, a->uid))
+        return 0;
+    a->found += t->ruid == a->uid;
+    return add_if_ours(dirfd, rel, t, &w);
+}
+
+/* Every thread of pid; *n_r how many were read. */
+static int after_threads(after_scan *a, int procfd, const char *pid)
+{
+    char rel[300];
+    struct dirent *de;
+    int fd, rc = 0;
+    DIR *d;
+
+    snprintf(rel, sizeof(rel), "%s/task", pid);
+    fd = openat(procfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 0; /* gone */
+    d = fdopendir(fd);
+    if (!d) {
+        xlreaper__close_keep_errno(fd);
+        return 0;
+    }
+    while (!rc && (de = readdir(d))) {
+        xlreaper_task t;
+        unsigned threads;
+        char trel[600];
+
+        if (!isdigit((unsigned char)de->d_name[0]))
+            continue;
+        snprintf(trel, sizeof(trel), "%s/task/%s", pid, de->d_name);
+        if (read_task(procfd, trel, &t, &threads))
+            rc = after_add(a, procfd, trel, &t);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* One pass; with prefilter only over /proc/PID owned by uid, stopping
+ * once the count is accounted for. */
+static int after_pass(xlreaper_ctx *ctx, after_scan *a, bool prefilter,
+                      int procfd, DIR *d)
+{
+    struct dirent *de;
+    int rc = 0;
+
+    rewinddir(d);
+    while (!rc && (de = readdir(d))) {
+        xlreaper_task t;
+        unsigned threads;
+        struct stat st;
+
+        if (!isdigit((unsigned char)de->d_name[0]))
+            continue;
+        /* The owner of /proc/PID is the leader's euid: a speed-up that
+         * misses what differs (a thread of its own uid, an euid that is
+         * not the real uid), so a shortfall forces the full pass. */
+        if (prefilter && (fstatat(procfd, de->d_name, &st, 0) < 0 ||
+                          st.st_uid != a->uid))
+            continue;
+        if (!read_task(procfd, de->d_name, &t, &threads))
+            continue;
+        if (threads <= 1)
+            rc = after_add(a, procfd, de->d_name, &t);
+        else
+            rc = after_threads(a, procfd, de->d_name);
+        if (prefilter && a->found >= a->expect)
+            break;
+    }
+    if (rc)
+        LOG(ERROR, "out of memory listing the tasks of uid %lu",
+            (unsigned long)a->uid);
+    return rc;
+}
+
+int xlreaper__scan_after_kill(xlreaper_ctx *ctx, uid_t uid,
+                              unsigned long expect, xlreaper_task_list *list,
+                              bool *sound_r)
+{
+    after_scan a = { .uid = uid, .expect = expect, .list = list };
+    unsigned long threads0, forks0, threads1, forks1;
+    unsigned start_num = list->num;
+    int procfd, rc;
+    DIR *d;
+
+    *sound_r = false;
+    rc = xlreaper__proc_open(ctx, &procfd, &d);
+    if (rc)
+        return rc;
+    if (expect != ULONG_MAX) {
+        rc = after_pass(ctx, &a, true, procfd, d);
+        if (rc || a.found >= expect) {
+            *sound_r = !rc;
+            goto out;
+        }
+        list->num = start_num; /* the full pass lists them again */
+        a.found = a.seen = 0;
+    }
+    /*
+     * Every task, and the kernel's own total around the pass.  A task
+     * alive from the first read to the last is listed, so the pass
+     * sees at least threads1 - (forks1 - forks0) of them; fewer means
+     * /proc hides tasks from us (hidepid without CAP_SYS_PTRACE,
+     * another pid namespace), and then "none found" proves nothing.
+     */
+    if (kernel_tasks(procfd, &threads0, &forks0) < 0) {
+        LOGE(ERROR, "reading the kernel's task total");
+        rc = XLREAPER_ERROR_FAIL;
+        goto out;
+    }
+    rc = after_pass(ctx, &a, false, procfd, d);
+    if (rc)
+        goto out;
+    if (kernel_tasks(procfd, &threads1, &forks1) < 0) {
+        LOGE(ERROR, "reading the kernel's task total");
+        rc = XLREAPER_ERROR_FAIL;
+        goto out;
+    }
+    *sound_r = a.seen + (forks1 - forks0) >= threads1;
+    if (!*sound_r)
+        LOG(WARN,
+            "/proc showed %lu tasks, the kernel has at least %lu: it hides "
+            "tasks (hidepid? another pid namespace?); a scan proves no "
+            "uid empty here",
+            a.seen, threads1 - (forks1 - forks0));
+    (void)threads0;
+
+out:
+    closedir(d);
+    close(procfd);
+    return rc;
 }

@@ -25,16 +25,31 @@
  * fork racer is born unsignalled.  Its return value is 0 whenever any
  * other process exists, so it proves nothing (FINDINGS.md).
  *
- * The verification.  After a kill no task of the uid can fork, so a /proc
- * scan now sees everything that is left; zombies and D-state tasks stay
- * there, and count against the uid, until they are reaped or wake.  The
- * verdict "empty" needs both witnesses: a scan that finds nothing and the
- * kernel's own per-user count (xlreaper_count.c) at zero.
+ * The verification: kill first, then count, inside the killer.  After
+ * its kill(-1) the killer takes the DM uid as its real uid and asks the
+ * kernel's own per-user count how many other tasks remain
+ * (xlreaper_count.c): no task of the uid can fork any more, and nothing
+ * has entered the uid before the kill, so a live DM has no window to
+ * stop or mislead a probe.  Before the kill it asks the same of the pet
+ * uid, which must run nothing (its tasks would die with the DM's and
+ * could kill the killer).  A count of 0 is "empty": no /proc scan at
+ * all.  Otherwise /proc is read until it accounts for the count
+ * (xlreaper__scan_after_kill): zombies and D-state tasks stay, and
+ * count against the uid, until they are reaped or wake.  Zombies whose
+ * reaper is init, a subreaper or a dying task, or a live parent outside
+ * the uid, have nothing left to kill: that is the outcome "zombies", at
+ * once, unless the caller will reuse the uid and must wait for "empty".
+ *
+ * What the count cannot see (a task of the uid in a user namespace of
+ * another uid's) /proc can, and kill(-1) kills it: where the config
+ * says such tasks may exist (a subordinate id range overlapping the DM
+ * range), every verdict also needs a scan of the whole host.
  *
  * With cgroup_parent set, the DM's own cgroup is killed first
  * (cgroup.kill, a second belt) and removed once the uid is empty; the
  * argument above needs neither.
  */
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,21 +57,25 @@
 
 #include "xlreaper_internal.h"
 
-/* How long zombies held by a live parent outside the uid are waited for. */
-#define ZOMBIE_GRACE_US 250000
-
 enum {
-    KILLER_SETRESUID = 1,
+    KILLER_GROUPS = 1,
+    KILLER_PET_COUNT,
+    KILLER_PET_BUSY,
+    KILLER_SETRESUID,
     KILLER_IDS,
     KILLER_CAPS,
+    KILLER_COUNT,
 };
 
 static const char *killer_step_name(int step)
 {
     switch (step) {
+    case KILLER_GROUPS: return "setgroups";
+    case KILLER_PET_COUNT: return "counting the reaper uid's tasks";
     case KILLER_SETRESUID: return "setresuid";
     case KILLER_IDS: return "checking the ids set";
     case KILLER_CAPS: return "checking no capability is left";
+    case KILLER_COUNT: return "counting the tasks left";
     default: return "unknown step";
     }
 }
@@ -65,52 +84,96 @@ typedef struct {
     uid_t pet, target;
 } killer_args;
 
+/* Reports (0, 0, n): n other tasks of target are left after the kill. */
 static void __attribute__((noreturn)) killer_child(int wfd, void *arg)
 {
     const killer_args *a = arg;
     uid_t pet = a->pet, target = a->target;
     uid_t r, e, s;
+    long n;
 
-    if (xlreaper__sys_setresuid(pet, target, 0) < 0)
+    if (xlreaper__sys_setgroups0() < 0)
+        xlreaper__child_fail(wfd, KILLER_GROUPS, errno, 0);
+    /* Is the pet idle?  Asked as the pet itself, by the kernel count:
+     * no /proc scan can see a task the count misses here, and a scan
+     * could be blinded (hidepid). */
+    n = xlreaper__nproc_others(pet, XLREAPER__NPROC_MAX);
+    if (n < 0)
+        xlreaper__child_fail(wfd, KILLER_PET_COUNT, errno, pet);
+    if (n > 0)
+        xlreaper__child_fail(wfd, KILLER_PET_BUSY, 0, n);
+    /* Back to euid 0 (saved uid 0 allows it), then the killer's ids. */
+    if (xlreaper__sys_setresuid(-1, 0, -1) < 0 ||
+        xlreaper__sys_setresuid(pet, target, 0) < 0)
         xlreaper__child_fail(wfd, KILLER_SETRESUID, errno, target);
     if (getresuid(&r, &e, &s) < 0 || r != pet || e != target || s != 0)
         xlreaper__child_fail(wfd, KILLER_IDS, EPERM, 0);
     if (xlreaper__caps_none(false) < 0)
         xlreaper__child_fail(wfd, KILLER_CAPS, errno, 0);
     kill(-1, SIGKILL);
+    /* Every task the kill reached has SIGKILL pending and runs no user
+     * code again: the uid can be entered to count it. */
+    n = xlreaper__nproc_others(target, XLREAPER__NPROC_MAX);
+    if (n < 0)
+        xlreaper__child_fail(wfd, KILLER_COUNT, errno, target);
+    xlreaper__child_send(wfd, 0, 0, n);
     _exit(0);
 }
 
-/* One kill(-1) as the pet.  0 or _FAIL. */
-static int kill_round(xlreaper_ctx *ctx, uint32_t domid, uid_t pet, uid_t uid)
+/*
+ * One kill(-1) as the pet, and the kernel's count of what is left.
+ * 0 with *left_r, or *left_r = -1 when the killer was stopped, killed
+ * or too slow after its kill (a task of the uid outside the kill's
+ * reach did it: see the scan); _INVAL when the pet runs tasks; _FAIL.
+ */
+static int kill_round(xlreaper_ctx *ctx, uint32_t domid, uid_t pet, uid_t uid,
+                      uint64_t deadline, long *left_r)
 {
     killer_args a = { .pet = pet, .target = uid };
     xlreaper__child_report rep;
+    xlreaper__helper_end end;
     bool reported;
     int rc, status;
 
-    rc = xlreaper__run_child(ctx, "the killer", killer_child, &a, &rep,
-                             &reported, &status);
+    rc = xlreaper__run_helper(ctx, "the killer", killer_child, &a, deadline,
+                              &rep, &reported, &status, &end);
     if (rc)
         return rc;
-    if (reported) {
-        LOGEV(ERROR, rep.err, "domid %u: killer: %s(%lu, %lu, 0)", domid,
+    *left_r = -1;
+    if (end == XLREAPER__HELPER_DONE && reported && rep.step == 0 &&
+        WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        *left_r = rep.detail;
+        return 0;
+    }
+    if (end == XLREAPER__HELPER_DONE && reported &&
+        rep.step == KILLER_PET_BUSY) {
+        LOGD(ERROR, domid,
+             "the reaper uid %lu runs %ld task(s) (by the kernel's count): "
+             "it must never run anything; refusing to kill, since they "
+             "would be killed too and could kill the reaper",
+             (unsigned long)pet, rep.detail);
+        return XLREAPER_ERROR_INVAL;
+    }
+    if (end == XLREAPER__HELPER_DONE && reported) {
+        LOGEV(ERROR, rep.err, "domid %u: killer: %s (uids %lu, %lu)", domid,
               killer_step_name(rep.step), (unsigned long)pet,
               (unsigned long)uid);
         return XLREAPER_ERROR_FAIL;
     }
-    if (WIFSIGNALED(status)) {
-        /* Only a task with the pet's uid (or root) can do that. */
-        LOGD(ERROR, domid,
-             "the killer died of signal %d: something runs under the "
-             "reaper uid %lu",
-             WTERMSIG(status), (unsigned long)pet);
-        return XLREAPER_ERROR_FAIL;
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (end == XLREAPER__HELPER_DONE && !WIFSIGNALED(status)) {
         LOGD(ERROR, domid, "the killer exited with status %#x", status);
         return XLREAPER_ERROR_FAIL;
     }
+    /* Before its kill only the pet's tasks (or root) could signal or
+     * stop it, and the pet was idle; after it, only a task of the uid
+     * that the kill could not reach. */
+    LOGD(WARN, domid,
+         "the killer was %s after its kill: a task of uid %lu outside the "
+         "kill's reach?",
+         end == XLREAPER__HELPER_STOPPED   ? "stopped"
+         : end == XLREAPER__HELPER_TIMEOUT ? "held past the deadline"
+                                           : "killed",
+         (unsigned long)uid);
     return 0;
 }
 
@@ -207,93 +270,66 @@ static int cmp_pid(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* A zombie of before: dead already, so not killed by us. */
-static bool was_zombie(const xlreaper_task_list *before, pid_t tid)
-{
-    for (unsigned i = 0; i < before->num; i++)
-        if (before->tasks[i].tid == tid)
-            return is_zombie(&before->tasks[i]);
-    return false;
-}
-
-/* Distinct tids in seen that were not zombies before the kill. */
-static unsigned count_killed(tid_set *seen, const xlreaper_task_list *before)
+/* Distinct tids in seen. */
+static unsigned count_distinct(tid_set *seen)
 {
     unsigned n = 0;
 
     if (!seen->num)
         return 0; /* qsort's base may not be NULL, even for 0 */
     qsort(seen->tids, seen->num, sizeof(pid_t), cmp_pid);
-    for (size_t i = 0; i < seen->num; i++) {
-        if (i && seen->tids[i] == seen->tids[i - 1])
-            continue;
-        if (!was_zombie(before, seen->tids[i]))
-            n++;
-    }
+    for (size_t i = 0; i < seen->num; i++)
+        n += !i || seen->tids[i] != seen->tids[i - 1];
     return n;
 }
 
 /* ---------- the rounds ---------- */
 
-/* Refuses when the pet runs anything (l: its tasks): every reap would
- * kill them, and they could kill the reaper. */
-static int check_pet_idle(xlreaper_ctx *ctx, uint32_t domid, uid_t pet,
-                          const xlreaper_task_list *l)
-{
-    if (!l->num)
-        return 0;
-    LOGD(ERROR, domid,
-         "the reaper uid %lu runs %u task(s), first pid %ld (%s): it "
-         "must never run anything; refusing to kill, since they would "
-         "be killed too and could kill the reaper",
-         (unsigned long)pet, l->num, (long)l->tasks[0].tid,
-         l->tasks[0].comm);
-    return XLREAPER_ERROR_INVAL;
-}
-
-/* before: the scan of uid taken with the pet's, before any kill. */
 static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
-                       const xlreaper_task_list *before,
-                       xlreaper_reap_result *res, uint64_t deadline)
+                       unsigned flags, xlreaper_reap_result *res,
+                       uint64_t deadline)
 {
     const xlreaper_config *cfg = ctx->cfg;
+    bool wait_empty = flags & XLREAPER_REAP_WAIT_EMPTY;
     xlreaper_task_list scan;
     tid_set seen = { 0 };
-    uint64_t pause_us = 200, foreign_since = 0;
-    bool need_kill = true;
+    uint64_t pause_us = 200;
     scan_view v;
     int rc;
 
     xlreaper_task_list_init(&scan);
+    for (;;) {
+        bool sound = true;
+        long left;
 
-    /* Before the kill the scan is only a lower bound of what will die,
-     * and tells which zombies were there already. */
-    for (unsigned i = 0; i < before->num; i++)
-        if (!is_zombie(&before->tasks[i]) &&
-            (rc = tid_set_add(&seen, before->tasks[i].tid)))
-            goto out;
-    if (!before->num) {
-        /* The kernel's count is sound even before a kill: with none, no
-         * task can appear but from root, and spawn waits for our lock. */
-        rc = xlreaper_uid_empty(ctx, uid, &res->was_empty);
+        rc = kill_round(ctx, domid, cfg->reaper_uid, uid, deadline, &left);
         if (rc)
             goto out;
-        if (res->was_empty) {
-            res->kernel_empty = true;
+        res->rounds++;
+        if (res->rounds == 1) {
+            res->kernel_left = left;
+            /* Nothing was there to die: a killed task cannot exit and be
+             * reaped in the microseconds between the kill and the
+             * count. */
+            res->was_empty = left == 0;
+        }
+        res->kernel_empty = left == 0;
+        if (left == 0 && !cfg->subid_overlap) {
+            xlreaper_task_list_dispose(&res->zombies);
+            xlreaper_task_list_dispose(&res->stuck);
+            xlreaper_task_list_dispose(&res->live);
             res->outcome = XLREAPER_OUTCOME_EMPTY;
-            goto out;
+            break;
         }
-    }
 
-    for (;;) {
-        if (need_kill) {
-            rc = kill_round(ctx, domid, cfg->reaper_uid, uid);
-            if (rc)
-                goto out;
-            res->rounds++;
-        }
+        /* The count is not 0 (or cannot see everything): /proc says
+         * what is left and why. */
         xlreaper_task_list_dispose(&scan);
-        rc = xlreaper_scan_uid(ctx, uid, &scan);
+        rc = xlreaper__scan_after_kill(ctx, uid,
+                                       left > 0 && !cfg->subid_overlap
+                                           ? (unsigned long)left
+                                           : ULONG_MAX,
+                                       &scan, &sound);
         if (rc)
             goto out;
         for (unsigned i = 0; i < scan.num; i++)
@@ -302,39 +338,31 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
         rc = classify(&scan, uid, res, &v);
         if (rc)
             goto out;
+        res->proc_sound = sound;
 
-        if (!scan.num) {
-            rc = xlreaper_uid_empty(ctx, uid, &res->kernel_empty);
-            if (rc)
-                goto out;
-            if (res->kernel_empty) {
-                res->outcome = XLREAPER_OUTCOME_EMPTY;
-                break;
-            }
-        } else if (!res->live.num && !res->stuck.num && !v.waiting) {
-            /* Only zombies whose live parent is outside the uid: reaping
-             * them is up to that parent.  A healthy one (a subreaper, a
-             * toolstack's SIGCHLD handler) does so at once; give it a
-             * moment, not the whole deadline. */
-            uint64_t now = xlreaper__now_us();
-            if (!foreign_since)
-                foreign_since = now;
-            if (now - foreign_since >= ZOMBIE_GRACE_US) {
-                res->outcome = XLREAPER_OUTCOME_ZOMBIES;
-                break;
-            }
-        } else {
-            foreign_since = 0;
-        }
-        if (xlreaper__now_us() >= deadline) {
-            res->outcome = res->live.num || res->stuck.num || !scan.num
-                               ? XLREAPER_OUTCOME_REMAIN
-                               : XLREAPER_OUTCOME_ZOMBIES;
+        if (left == 0 && sound && !scan.num) {
+            res->outcome = XLREAPER_OUTCOME_EMPTY;
             break;
         }
-        /* A task that dequeued SIGKILL but has not yet set PF_EXITING
-         * shows no pending signal: another round costs one fork. */
-        need_kill = v.unkilled > 0;
+        /* Zombies only, and /proc shows all there is: nothing is left
+         * to kill.  Their parent (init, a subreaper, a toolstack) reaps
+         * them when it does; a caller that reuses the uid waits. */
+        if (left >= 0 && sound && scan.num && !res->live.num &&
+            !res->stuck.num && !wait_empty) {
+            res->outcome = XLREAPER_OUTCOME_ZOMBIES;
+            break;
+        }
+        if (xlreaper__now_us() >= deadline) {
+            res->outcome =
+                res->live.num || res->stuck.num || !sound || left < 0 ||
+                        (!scan.num && left != 0)
+                    ? XLREAPER_OUTCOME_REMAIN
+                    : XLREAPER_OUTCOME_ZOMBIES;
+            break;
+        }
+        /* Dying tasks finish exiting; a task that dequeued SIGKILL but
+         * has not yet set PF_EXITING shows no pending signal, and the
+         * next round's kill costs nothing more than its count. */
         xlreaper__sleep_us(pause_us);
         if (pause_us < 20000)
             pause_us *= 2;
@@ -342,7 +370,7 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
     rc = 0;
 
 out:
-    res->tasks_seen = count_killed(&seen, before);
+    res->tasks_seen = count_distinct(&seen);
     free(seen.tids);
     xlreaper_task_list_dispose(&scan);
     return rc;
@@ -351,6 +379,7 @@ out:
 void xlreaper_reap_result_init(xlreaper_reap_result *res)
 {
     memset(res, 0, sizeof(*res));
+    res->proc_sound = true; /* no scan, nothing hidden from it */
     xlreaper_task_list_init(&res->zombies);
     xlreaper_task_list_init(&res->stuck);
     xlreaper_task_list_init(&res->live);
@@ -363,12 +392,12 @@ void xlreaper_reap_result_dispose(xlreaper_reap_result *res)
     xlreaper_task_list_dispose(&res->live);
 }
 
-int xlreaper_reap(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
-                  xlreaper_reap_result *res)
+int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held,
+                        uint32_t domid, unsigned flags,
+                        xlreaper_reap_result *res)
 {
     const xlreaper_config *cfg = ctx->cfg;
     xlreaper_lock *lock = NULL;
-    xlreaper_task_list before, pet_tasks;
     uint64_t start = xlreaper__now_us();
     uid_t uid;
     int rc;
@@ -383,25 +412,16 @@ int xlreaper_reap(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
     }
     res->domid = domid;
     res->uid = uid;
-    xlreaper_task_list_init(&before);
-    xlreaper_task_list_init(&pet_tasks);
 
-    if (!held) {
+    if (!held && !ctx->held) {
         rc = xlreaper_lock_acquire(ctx, &lock);
         if (rc)
             return rc;
         res->lock_wait_us = xlreaper_lock_wait_us(lock);
     }
-    /* One pass finds the pet's tasks and the DM uid's. */
-    rc = xlreaper__scan_uids(ctx, uid, &before, cfg->reaper_uid, &pet_tasks);
-    if (rc)
-        goto out;
-    rc = check_pet_idle(ctx, domid, cfg->reaper_uid, &pet_tasks);
-    if (rc)
-        goto out;
     if (cfg->cgroup_parent)
         xlreaper__cgroup_kill(ctx, domid, cfg->cgroup_parent);
-    rc = reap_rounds(ctx, domid, uid, &before, res,
+    rc = reap_rounds(ctx, domid, uid, flags, res,
                      start + (uint64_t)cfg->reap_timeout_ms * 1000u);
     if (!rc && cfg->cgroup_parent &&
         (res->outcome == XLREAPER_OUTCOME_EMPTY ||
@@ -416,8 +436,12 @@ int xlreaper_reap(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
     rc = res->outcome == XLREAPER_OUTCOME_REMAIN ? XLREAPER_ERROR_REMAIN : 0;
 
 out:
-    xlreaper_task_list_dispose(&before);
-    xlreaper_task_list_dispose(&pet_tasks);
     xlreaper_lock_release(lock);
     return rc;
+}
+
+int xlreaper_reap(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
+                  xlreaper_reap_result *res)
+{
+    return xlreaper_reap_flags(ctx, held, domid, 0, res);
 }

@@ -597,29 +597,6 @@ static void fail_step(const spawn_run *run, int *step_r, int *err_r,
     *detail_r = detail;
 }
 
-/* close_range, or one by one on a kernel before 5.9. */
-static int close_fds(unsigned lo, unsigned hi)
-{
-    struct rlimit rl;
-
-    if (lo > hi)
-        return 0;
-    if (syscall(SYS_close_range, lo, hi, 0u) == 0)
-        return 0;
-    if (errno != ENOSYS)
-        return -1;
-    /* No descriptor can be at or above the hard NOFILE limit... unless
-     * the limit was lowered after it was opened; fs.nr_open's default
-     * bounds the loop then. */
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-        return -1;
-    if (rl.rlim_max > (1u << 20) || rl.rlim_max == RLIM_INFINITY)
-        rl.rlim_max = 1u << 20;
-    for (unsigned fd = lo; fd <= hi && fd < rl.rlim_max; fd++)
-        close((int)fd);
-    return 0;
-}
-
 /*
  * uid_check: the spawn child itself asks the kernel whether the DM uid
  * has any other task, live or zombie (the kernel's per-user count, as in
@@ -704,11 +681,11 @@ static void apply_plan(const spawn_run *run, int *step_r, int *err_r,
      * the caller opened, with or without close-on-exec, is gone. */
     for (unsigned i = 0; i < run->num_preserve; i++) {
         unsigned p = (unsigned)run->preserve[i];
-        if (close_fds(lo, p - 1) < 0)
+        if (xlreaper__close_from(lo, p - 1) < 0)
             FAIL(STEP_CLOSE_FDS, lo);
         lo = p + 1;
     }
-    if (close_fds(lo, ~0u) < 0)
+    if (xlreaper__close_from(lo, ~0u) < 0)
         FAIL(STEP_CLOSE_FDS, lo);
     /* A closed 0-2 would be taken by the DM's next open(): a log written
      * into a disk image. */
@@ -843,7 +820,9 @@ static int reap_stale(xlreaper_ctx *ctx, xlreaper_lock *lock,
          "before the new device model starts",
          (unsigned long)plan->uid);
     xlreaper_reap_result_init(&res);
-    rc = xlreaper_reap(ctx, lock, plan->domid, &res);
+    /* The new DM is counted against the same uid: wait for "empty". */
+    rc = xlreaper_reap_flags(ctx, lock, plan->domid, XLREAPER_REAP_WAIT_EMPTY,
+                             &res);
     what = xlreaper_reap_result_describe(&res);
     if (!rc && res.outcome != XLREAPER_OUTCOME_EMPTY)
         rc = XLREAPER_ERROR_BUSY; /* zombies would still count */
@@ -1035,6 +1014,8 @@ static int fork_once(xlreaper_ctx *ctx, spawn_run *run, pid_t *pid_r,
 {
     const xlreaper_spawn_plan *plan = run->plan;
     xlreaper__report_pipe p = { -1, -1 };
+    xlreaper__helper_end end;
+    bool reported;
     pid_t pid;
     int rc, status;
 
@@ -1066,10 +1047,24 @@ static int fork_once(xlreaper_ctx *ctx, spawn_run *run, pid_t *pid_r,
     }
     close(p.wfd);
     p.wfd = -1;
-    rc = xlreaper__report_read(ctx, p.rfd, rep);
-    if (rc != 0) {
-        /* Our unreaped child: nobody else can have reaped it. */
-        xlreaper__wait_child(ctx, pid, &status);
+    /* Bounded: in a busy uid a task of the uid can stop the child while
+     * it checks (uid_check), and we hold the lock. */
+    rc = xlreaper__await_child(ctx, pid, p.rfd, xlreaper__helper_deadline(ctx),
+                               false, rep, &reported, &status, &end);
+    if (rc)
+        goto out;
+    if (end != XLREAPER__HELPER_DONE) {
+        /* Killed and reaped: only a task of the uid can stop it. */
+        *rep = (xlreaper__child_report){ .step = STEP_UID_BUSY,
+                                         .err = EAGAIN };
+        rc = 1;
+        goto out;
+    }
+    if (reported) {
+        /* It _exits at once after its report. */
+        if (status == -1)
+            xlreaper__wait_child(ctx, pid, &status);
+        rc = 1;
         goto out;
     }
     *pid_r = pid;

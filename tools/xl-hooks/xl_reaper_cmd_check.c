@@ -94,6 +94,15 @@ int xlr_cmd_check(xlr_cli *cli, int argc, char **argv)
         xlr_error("usage: xl-reaper check");
         return XLR_EXIT_USAGE;
     }
+    /* The kill's verification rests on the kernel count, which misses
+     * tasks of the range inside user namespaces mapped from these. */
+    if (c->subid_overlap) {
+        xlr_error("%s: subordinate ids overlap the DM range %lu..%lu; a "
+                  "task of a DM uid inside a user namespace would escape "
+                  "the kernel count. Move the range or the subordinate ids",
+                  c->subid_overlap, base, base + xlreaper_max_domid());
+        return XLR_EXIT_USAGE;
+    }
     if (cli->json)
         return print_json(c);
     printf("config file:     %s\n", c->path ? c->path : "none (defaults)");

@@ -1,7 +1,11 @@
 /*
  * xl_reaper_cmd_status.c - `xl-reaper status DOMID`: what runs under a
- * DM uid, by /proc and by the kernel's own count.  Changes nothing.
- * Exit 0 when the kernel counts no task of the uid, 3 otherwise.
+ * DM uid, by /proc and by the kernel's own count.  Changes nothing, and
+ * never makes a concurrent spawn fail: the count probe runs under the
+ * global lock (bounded by lock_timeout_ms) and within reap_timeout_ms.
+ * Exit 0 when the kernel counts no task of the uid, 3 otherwise (also
+ * when a task of the uid stopped the probe), 2 when the lock was not
+ * had.
  */
 #include <stdio.h>
 
@@ -25,6 +29,21 @@ int xlr_cmd_status(xlr_cli *cli, int argc, char **argv)
 
     xlreaper_task_list_init(&l);
     rc = xlreaper_uid_count(cli->ctx, uid, &count);
+    if (rc == XLREAPER_ERROR_BUSY) {
+        /* A task of the uid stopped or killed the probe: it is busy. */
+        xlreaper_scan_uid(cli->ctx, uid, &l);
+        if (cli->json)
+            printf("{\"domid\":%u,\"uid\":%lu,\"kernel_count\":null,"
+                   "\"visible\":%u,\"probe\":\"stopped\"}\n",
+                   domid, (unsigned long)uid, l.num);
+        else
+            printf("domid %u (uid %lu): busy: a task of the uid stopped "
+                   "or killed the kernel-count probe; /proc shows %u "
+                   "task%s\n",
+                   domid, (unsigned long)uid, l.num, l.num == 1 ? "" : "s");
+        xlreaper_task_list_dispose(&l);
+        return XLR_EXIT_REMAIN;
+    }
     if (!rc)
         rc = xlreaper_scan_uid(cli->ctx, uid, &l);
     if (rc) {

@@ -179,7 +179,13 @@ static reap_status reap_one(xlrd *d, xlreaper_lock *lock, uint32_t domid,
              trig == XLRD_TRIGGER_RELEASE ? "it died" : "its uid has tasks");
     xlreaper_reap_result_init(&res);
     res.lock_wait_us = xlreaper_lock_wait_us(lock);
-    rc = xlreaper_reap(d->ctx, lock, domid, &res);
+    /* A release reports the domid free: its uid must be empty, zombies
+     * and all, before a new domain of that domid starts in it. */
+    rc = xlreaper_reap_flags(d->ctx, lock, domid,
+                             trig == XLRD_TRIGGER_RELEASE
+                                 ? XLREAPER_REAP_WAIT_EMPTY
+                                 : 0,
+                             &res);
     done = !rc && (res.outcome == XLREAPER_OUTCOME_EMPTY ||
                    res.outcome == XLREAPER_OUTCOME_ZOMBIES);
     if (trig != XLRD_TRIGGER_RELEASE && !rc) {

@@ -137,6 +137,12 @@ typedef struct {
 
     /* Daemon. */
     unsigned sweep_interval_s;
+
+    /* Not a key: where /etc/subuid or /etc/subgid overlaps the DM
+     * range ("file:line (user: lo..hi)"), or NULL.  Then the kernel
+     * count misses tasks in user namespaces (xlreaper_subid.c); `check`
+     * refuses such a config. */
+    char *subid_overlap;
 } xlreaper_config;
 
 #define XLREAPER_CONFIG_MUST_EXIST 1u /* a missing file is an error */
@@ -220,17 +226,20 @@ int xlreaper_scan_uid(xlreaper_ctx *ctx, uid_t uid,
                       xlreaper_task_list *list);
 
 /*
- * Asks the kernel whether uid has any task at all, live or zombie, in any
- * namespace: a probe child takes all three ids of uid with
- * RLIMIT_NPROC = 2 and can fork once only if nothing else counts against
- * uid.  *empty_r is set on success.  0, _FAIL or _INVAL.
+ * Asks the kernel whether uid has any task at all, live or zombie: a
+ * bounded probe child takes uid as its real uid and asks the kernel's
+ * per-user count (xlreaper_count.c).  Under the global lock (taken here
+ * unless the ctx holds it).  A probe that a task of uid stopped or
+ * killed says "not empty".  *empty_r is set on success.  0, _FAIL,
+ * _INVAL, _PERM or _LOCK_TIMEOUT.
  */
 int xlreaper_uid_empty(xlreaper_ctx *ctx, uid_t uid, bool *empty_r);
 
 /*
- * The kernel's count of the tasks of uid, found by probing with a range
- * of RLIMIT_NPROC values.  Exact while the count is still; for a fork
- * racer it is a snapshot.  0, _FAIL or _INVAL.
+ * The kernel's count of the tasks of uid, by the same probe.  Exact
+ * while the count is still; for a fork racer it is a snapshot.  0,
+ * _BUSY (the probe was stopped or killed by a task of uid: busy, count
+ * unknown), _FAIL, _INVAL, _PERM or _LOCK_TIMEOUT.
  */
 int xlreaper_uid_count(xlreaper_ctx *ctx, uid_t uid, unsigned *count_r);
 
@@ -259,9 +268,12 @@ int xlreaper_census(xlreaper_ctx *ctx, xlreaper_census_entry *counts,
 /*
  * The kernel's own answer for the DM uids of domids first ..
  * first + num - 1: busy_r[i] is set when that uid has any task, live or
- * zombie.  Exact, as xlreaper_uid_empty is, at one vfork per uid (about
- * 0.1 ms) instead of two forks; a fork racer cannot escape it.  Kills
- * nothing.  0, _INVAL, _PERM or _FAIL.
+ * zombie.  Exact, as xlreaper_uid_empty is, at a few system calls per
+ * uid in one probe child (about 0.04 ms), and a fork racer cannot
+ * escape it; a probe stopped by a uid's task marks that uid busy.  Runs
+ * of uids are asked under the global lock (taken and let go per run
+ * unless the ctx holds it).  Kills nothing.  0, _INVAL, _PERM,
+ * _LOCK_TIMEOUT or _FAIL.
  */
 int xlreaper_census_kernel(xlreaper_ctx *ctx, uint32_t first, uint32_t num,
                            bool *busy_r);
@@ -276,6 +288,9 @@ typedef struct xlreaper_lock xlreaper_lock;
  * it.  0, _LOCK_TIMEOUT, _FAIL or _NOMEM.
  */
 int xlreaper_lock_acquire(xlreaper_ctx *ctx, xlreaper_lock **lock_r);
+/* While a lock is held, the calls on its ctx that need it (reap, the
+ * kernel counts and census, spawn) use it instead of taking their own;
+ * the ctx must outlive it. */
 void xlreaper_lock_release(xlreaper_lock *lock); /* NULL is fine */
 /* How long acquire waited, in microseconds. */
 uint64_t xlreaper_lock_wait_us(const xlreaper_lock *lock);
@@ -294,11 +309,13 @@ typedef struct {
     uint32_t domid;
     uid_t uid;
     xlreaper_outcome outcome;
-    bool was_empty;              /* the kernel counted no task before
-                                  * the kill: nothing was killed */
-    /* Distinct tasks the scans saw before or after the kill: a lower
-     * bound of what was killed, since a fork racer's tasks vanish
-     * faster than a scan finds them. */
+    bool was_empty;              /* the kernel counted no task right
+                                  * after the first kill: nothing was
+                                  * there to kill */
+    long kernel_left;            /* that count (zombies, dying tasks),
+                                  * or -1 when the killer was stopped */
+    /* Distinct tasks the scans after the kill saw (0 when the count
+     * was 0: then no scan is made). */
     unsigned tasks_seen;
     unsigned rounds;             /* kill(-1) calls made */
     uint64_t duration_us;        /* from the call to the verdict */
@@ -309,14 +326,17 @@ typedef struct {
     unsigned unreachable;        /* of live: uid only as euid/fsuid, which
                                   * kill(-1) as the pet cannot signal */
     bool kernel_empty;           /* the kernel count was zero */
+    bool proc_sound;             /* the last scan saw every task on the
+                                  * host (no hidepid, same pid ns) */
 } xlreaper_reap_result;
 
 void xlreaper_reap_result_init(xlreaper_reap_result *res);
 void xlreaper_reap_result_dispose(xlreaper_reap_result *res);
 
 /*
- * Kills every task of domid's DM uid and verifies, in rounds until the
- * kernel counts none or reap_timeout_ms passes.  held: the global lock if
+ * Kills every task of domid's DM uid and verifies, in rounds until no
+ * live task is left (the kernel counts none, or only zombies remain,
+ * which are listed) or reap_timeout_ms passes.  held: the global lock if
  * the caller holds it (the daemon holds it across its domain list), or
  * NULL to take and release it here.  res is filled whenever the kill was
  * tried.  Returns 0 (outcome EMPTY or ZOMBIES), _REMAIN, _LOCK_TIMEOUT,
@@ -325,6 +345,16 @@ void xlreaper_reap_result_dispose(xlreaper_reap_result *res);
  */
 int xlreaper_reap(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
                   xlreaper_reap_result *res);
+
+/* Wait for "empty": zombies are waited for too, until reap_timeout_ms
+ * (outcome ZOMBIES then).  For a caller that reuses the uid at once: a
+ * spawn, or a daemon that reports the domid free. */
+#define XLREAPER_REAP_WAIT_EMPTY 1u
+
+/* xlreaper_reap with XLREAPER_REAP_* flags. */
+int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held,
+                        uint32_t domid, unsigned flags,
+                        xlreaper_reap_result *res);
 
 /*
  * One line for people: "domid 5 (uid 131077): killed in 2.1 ms (1 round,

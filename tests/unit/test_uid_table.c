@@ -282,6 +282,49 @@ static void test_gid_modes(void **state)
     assert_logged("gid 0 (root)");
 }
 
+/* Subordinate ids inside the DM range: the kernel count would miss a
+ * task of the range in a user namespace, so the config is flagged
+ * (and `check` refuses it); ranges beside it are fine. */
+static void test_subid_overlap(void **state)
+{
+    static const struct {
+        const char *subuid, *subgid, *conf;
+        bool overlap;
+    } cases[] = {
+        { "alice:100000:65536\n", "", "dm_uid_base = 200000\n", false },
+        { "alice:100000:65536\n", "", "dm_uid_base = 131072\n", true },
+        /* The range is base .. base + 32751 (the pet is the base). */
+        { "bob:232751:10\n", "", "dm_uid_base = 200000\n", true },
+        { "bob:232752:10\n", "", "dm_uid_base = 200000\n", false },
+        { "# x\nbad line\ncarol:190000:10001\n", "",
+          "dm_uid_base = 200000\n", true },
+        { "", "dave:200005:1\n", "dm_uid_base = 200000\n", true },
+        /* range-base: every DM has the base's gid, only it matters. */
+        { "", "dave:200005:1\n",
+          "dm_uid_base = 200000\ndm_gid_mode = \"range-base\"\n", false },
+    };
+    static const xlrt_user root_only[] = { { "root", 0, 0 }, { NULL, 0, 0 } };
+    fixture *f = *state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *u = xlrt_write_file(f->dir, "subuid", cases[i].subuid);
+        char *g = xlrt_write_file(f->dir, "subgid", cases[i].subgid);
+
+        f->ctx->subuid_file = u;
+        f->ctx->subgid_file = g;
+        assert_int_equal(load(f, root_only, cases[i].conf), 0);
+        if (!xlreaper_config_get(f->ctx)->subid_overlap != !cases[i].overlap)
+            fail_msg("case %zu: overlap %s, want %d", i,
+                     xlreaper_config_get(f->ctx)->subid_overlap
+                         ? xlreaper_config_get(f->ctx)->subid_overlap
+                         : "none",
+                     cases[i].overlap);
+        f->ctx->subuid_file = f->ctx->subgid_file = NULL;
+        free(u);
+        free(g);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -308,6 +351,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reaper_uid_key, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_gid_modes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_subid_overlap, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

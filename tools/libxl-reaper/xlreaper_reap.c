@@ -285,6 +285,12 @@ static unsigned count_distinct(tid_set *seen)
 
 /* ---------- the rounds ---------- */
 
+/* Room left for one more round before the deadline: a killer that
+ * would be cut short by it proves nothing. */
+#define KILLER_ROUND_US 20000
+/* The least time a killer is given, deadline or not. */
+#define KILLER_MIN_US 250000
+
 static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
                        unsigned flags, xlreaper_reap_result *res,
                        uint64_t deadline)
@@ -301,8 +307,12 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
     for (;;) {
         bool sound = true;
         long left;
+        /* Each killer gets a moment even at the deadline: on a loaded
+         * host one that is cut short would prove nothing. */
+        uint64_t kdeadline = xlreaper__now_us() + KILLER_MIN_US;
 
-        rc = kill_round(ctx, domid, cfg->reaper_uid, uid, deadline, &left);
+        rc = kill_round(ctx, domid, cfg->reaper_uid, uid,
+                        kdeadline > deadline ? kdeadline : deadline, &left);
         if (rc)
             goto out;
         res->rounds++;
@@ -345,24 +355,27 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
             break;
         }
         /* Zombies only, and /proc shows all there is: nothing is left
-         * to kill.  Their parent (init, a subreaper, a toolstack) reaps
-         * them when it does; a caller that reuses the uid waits. */
+         * to kill.  Their parent reaps them when it does; a caller that
+         * reuses the uid waits for those whose reaper is init or a
+         * dying task, which go soon, not for a live parent's, which
+         * may never reap them. */
         if (left >= 0 && sound && scan.num && !res->live.num &&
-            !res->stuck.num && !wait_empty) {
+            !res->stuck.num && (!wait_empty || !v.waiting)) {
             res->outcome = XLREAPER_OUTCOME_ZOMBIES;
-            break;
-        }
-        if (xlreaper__now_us() >= deadline) {
-            res->outcome =
-                res->live.num || res->stuck.num || !sound || left < 0 ||
-                        (!scan.num && left != 0)
-                    ? XLREAPER_OUTCOME_REMAIN
-                    : XLREAPER_OUTCOME_ZOMBIES;
             break;
         }
         /* Dying tasks finish exiting; a task that dequeued SIGKILL but
          * has not yet set PF_EXITING shows no pending signal, and the
          * next round's kill costs nothing more than its count. */
+        /* A round that could not finish by the deadline proves
+         * nothing: the last verdict stands. */
+        if (xlreaper__now_us() + pause_us + KILLER_ROUND_US >= deadline) {
+            res->outcome = res->live.num || res->stuck.num || !sound ||
+                                   left < 0 || (!scan.num && left != 0)
+                               ? XLREAPER_OUTCOME_REMAIN
+                               : XLREAPER_OUTCOME_ZOMBIES;
+            break;
+        }
         xlreaper__sleep_us(pause_us);
         if (pause_us < 20000)
             pause_us *= 2;

@@ -190,7 +190,11 @@ static reap_status reap_one(xlrd *d, xlreaper_lock *lock, uint32_t domid,
                    res.outcome == XLREAPER_OUTCOME_ZOMBIES);
     if (trig != XLRD_TRIGGER_RELEASE && !rc) {
         /* A sweep reports what it did, not every uid it looked at. */
-        bool nothing = res.was_empty ||
+        /* The kill comes before any look into the uid, so "nothing
+         * was left right after it" is not "nothing was killed": what
+         * the census saw alive, or the kernel counted, is reported. */
+        bool nothing = (res.was_empty &&
+                        !(d->cand[domid] & (CAND_LIVE | CAND_KERNEL))) ||
                        (res.outcome == XLREAPER_OUTCOME_ZOMBIES &&
                         !res.tasks_seen && d->cand[domid] == CAND_ZOMBIE);
         d->doms[domid].zombies_only = nothing && !res.was_empty;

@@ -613,20 +613,20 @@ static void test_libxl_probe_shape_exact(void **state)
         { PROBE_ARGS(ok), "-xen-domid-restrict" },
         { PROBE_ARGS(ok), "-S" }, /* even a repeat */
         { "-S", "-no-user-config", "-nodefaults", "-nographic", "-machine",
-          "none,accel=xen", "-chardev", ok },                 /* no -mon */
+          "none,accel=xen", "-chardev", ok }, /* no -mon */
         { "-no-user-config", "-S", "-nodefaults", "-nographic", "-machine",
           "none,accel=xen", "-chardev", ok, "-mon",
-          "chardev=libxl-cmd,mode=control" },                 /* order */
+          "chardev=libxl-cmd,mode=control" }, /* order */
         { "--S", "-no-user-config", "-nodefaults", "-nographic", "-machine",
           "none,accel=xen", "-chardev", ok, "-mon",
-          "chardev=libxl-cmd,mode=control" },                 /* spelling */
+          "chardev=libxl-cmd,mode=control" }, /* spelling */
         { PROBE_ARGS(lead0) },
         { PROBE_ARGS(two) },
         { PROBE_ARGS("socket,id=libxl-cmd,fd=x,server=on,wait=off") },
         { PROBE_ARGS("socket,id=libxl-cmd,path=/x,server=on,wait=off") },
         { "-S", "-no-user-config", "-nodefaults", "-nographic", "-machine",
           "xenfv,accel=xen", "-chardev", ok, "-mon",
-          "chardev=libxl-cmd,mode=control" },                 /* a machine */
+          "chardev=libxl-cmd,mode=control" }, /* a machine */
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -717,11 +717,12 @@ static void test_libxl420_dm_line(void **state)
 
     /* Its fallback when the probe failed (-chroot, -runas), on 7.2;
      * and QEMU 9.0's mix, -run-with chroot= with -runas. */
-    char *const fallback[] = { "-xen-domid",  "73",     "-xen-domid-restrict",
-                               "-chroot",     dir,      "-runas",
-                               "4200073:4200073",       NULL };
-    char *const mixed[] = { "-xen-domid", "73", "-run-with", chroot,
-                            "-runas",     "4200073:4200073", NULL };
+    char *const fallback[] = { "-xen-domid",      "73", "-xen-domid-restrict",
+                               "-chroot",         dir,  "-runas",
+                               "4200073:4200073", NULL };
+    char *const mixed[] = { "-xen-domid", "73",     "-run-with",
+                            chroot,       "-runas", "4200073:4200073",
+                            NULL };
     char *const *lines[] = { fallback, mixed };
     for (size_t i = 0; i < 2; i++) {
         char *j = join_args(lines[i]);

@@ -356,7 +356,10 @@ typedef struct xlreaper_spawn_plan xlreaper_spawn_plan;
  * open to /dev/xen or /proc/xen is logged.  With uid_switch "runas" the
  * line must carry -runas / -run-with user= with exactly this domain's
  * uid:gid (and, when <chroot_base>/qemu-root-<domid> exists, -chroot
- * there); what is missing is added in the form `prog -help` offers.
+ * or -run-with chroot= there); what is missing is added in the form
+ * `prog -help` offers, and only as -run-with to a line that uses
+ * -run-with (libxl 4.20's).  -run-with more than twice, or a key of it
+ * twice, is refused.
  */
 int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
                             const char *prog, char *const argv[],

@@ -126,14 +126,13 @@ int xlreaper_libxl_probe_exec(xlreaper_ctx *ctx, const char *path,
                               char *const argv[])
 {
     char *qargv[NUM_PROBE_ARGS + 2];
-    int fd, flags;
+    int fd;
 
     if (!path || !xlreaper_libxl_probe_line(argv, &fd)) {
         LOG(ERROR, "not libxl's QEMU option probe line");
         return XLREAPER_ERROR_INVAL;
     }
-    flags = fcntl(fd, F_GETFD);
-    if (flags < 0) {
+    if (fcntl(fd, F_GETFD) < 0) {
         LOGE(ERROR, "probe: the QMP descriptor %d libxl names", fd);
         return XLREAPER_ERROR_INVAL;
     }
@@ -146,10 +145,8 @@ int xlreaper_libxl_probe_exec(xlreaper_ctx *ctx, const char *path,
         LOGE(ERROR, "probe: closing descriptors");
         return XLREAPER_ERROR_FAIL;
     }
-    if ((flags & FD_CLOEXEC) && fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) < 0) {
-        LOGE(ERROR, "probe: keeping descriptor %d", fd);
-        return XLREAPER_ERROR_FAIL;
-    }
+    /* N is left as it is: having come to us across libxl's execve it
+     * has no FD_CLOEXEC; a caller that opened N itself clears it. */
     execv(path, qargv);
     LOGE(ERROR, "probe: execve %s", path);
     return XLREAPER_ERROR_FAIL;

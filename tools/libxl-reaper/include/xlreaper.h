@@ -416,7 +416,7 @@ int xlreaper_libxl_probe_line(char *const argv[], int *fd_r);
 /*
  * Execs path in this process with argv[1..] of a probe line unchanged
  * (argv[0] becomes path), as root, with 0-2 and N the only descriptors
- * left open (N without close-on-exec).  No uid, chroot or limit: the
+ * left open (N as it is: libxl's comes without close-on-exec).  No uid, chroot or limit: the
  * probe runs no guest.  Returns only on failure: _INVAL (not a probe
  * line, N not open), _FAIL (closing, execve), logged.
  */

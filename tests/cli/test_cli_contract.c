@@ -131,7 +131,7 @@ static void test_good_commands(void **state)
         { NULL, { "check" }, 0, "\n  # cgroup_parent is not set\n", NULL },
         { NULL, { "--json", "check" }, 0,
           "\"settings\":{\"dm_uid_base\":3200000,", NULL },
-        { NULL, { "kill", "7" }, 0, "already empty", NULL },
+        { NULL, { "kill", "7" }, 0, "verified empty (the kernel counted no task", NULL },
         { NULL, { "--json", "kill", "7" }, 0, "\"outcome\":\"empty\"", NULL },
         { NULL, { "status", "7" }, 0, "the kernel counts 0 tasks", NULL },
         { NULL, { "status", "9" }, 3, "the kernel counts 1 task;", NULL },

@@ -41,7 +41,11 @@ static void test_describe_outcomes(void **state)
     res.uid = 131077;
     res.outcome = XLREAPER_OUTCOME_EMPTY;
     res.was_empty = true;
-    expect_line(&res, "domid 5 (uid 131077): already empty");
+    res.rounds = 1;
+    res.duration_us = 400;
+    expect_line(&res, "domid 5 (uid 131077): killed in 0.4 ms, verified "
+                      "empty (the kernel counted no task right after the "
+                      "kill)");
 
     res.was_empty = false;
     res.rounds = 2;

@@ -242,9 +242,9 @@ static void __attribute__((noreturn)) kprobe_child(int outfd, void *arg)
 
 /* One probe over busy[*done..num); advances *done past every uid it
  * answered, and past the one it was asking when it was stopped, killed
- * or too slow.  0 or _FAIL. */
+ * or too slow (but see last_stop).  0 or _FAIL. */
 static int kprobe_run(xlreaper_ctx *ctx, uid_t first, uint32_t num, bool *busy,
-                      uint32_t *done)
+                      uint32_t *done, uint32_t *last_stop)
 {
     kprobe_args a = { .first = first + *done, .num = num - *done };
     uint64_t deadline = xlreaper__helper_deadline(ctx);
@@ -314,10 +314,23 @@ static int kprobe_run(xlreaper_ctx *ctx, uid_t first, uint32_t num, bool *busy,
         goto out;
     }
     if (*done < num && (killed || WIFSIGNALED(status))) {
-        LOG(DEBUG, "kernel census: the probe was %s at uid %lu: busy",
-            killed ? "stopped or too slow" : "killed",
-            (unsigned long)(first + *done));
-        busy[(*done)++] = true;
+        /* The signal was sent while the probe's real uid was the one
+         * asked about: this one, or the one before if it came as that
+         * answer was written, and then that answer said busy already
+         * (the sender is a task of it).  So that one earns a second
+         * question before it is called busy. */
+        if (*done > 0 && busy[*done - 1] && *last_stop != *done) {
+            *last_stop = *done;
+            LOG(DEBUG, "kernel census: the probe was stopped just past "
+                "busy uid %lu: asking uid %lu again",
+                (unsigned long)(first + *done - 1),
+                (unsigned long)(first + *done));
+        } else {
+            LOG(DEBUG, "kernel census: the probe was %s at uid %lu: busy",
+                killed ? "stopped or too slow" : "killed",
+                (unsigned long)(first + *done));
+            busy[(*done)++] = true;
+        }
     } else if (*done < num || !WIFEXITED(status) ||
                WEXITSTATUS(status) != 0) {
         LOG(ERROR,
@@ -336,8 +349,8 @@ out:
 int xlreaper_census_kernel(xlreaper_ctx *ctx, uint32_t first, uint32_t num,
                            bool *busy_r)
 {
+    uint32_t done = 0, last_stop = UINT32_MAX;
     uid_t uid;
-    uint32_t done = 0;
     int rc = 0;
 
     if (!num)
@@ -359,7 +372,7 @@ int xlreaper_census_kernel(xlreaper_ctx *ctx, uint32_t first, uint32_t num,
         if (!ctx->held && (rc = xlreaper_lock_acquire(ctx, &lock)))
             break;
         while (!rc && done < end)
-            rc = kprobe_run(ctx, uid, end, busy_r, &done);
+            rc = kprobe_run(ctx, uid, end, busy_r, &done, &last_stop);
         xlreaper_lock_release(lock);
     }
     return rc;

@@ -60,9 +60,15 @@ char *xlreaper_reap_result_describe(const xlreaper_reap_result *res)
                         (unsigned long)res->uid);
     switch (res->outcome) {
     case XLREAPER_OUTCOME_EMPTY:
+        /* The kill comes before any look, so a count of 0 right after
+         * it cannot tell "nothing was there" from "what was there died
+         * and was reaped at once". */
         if (res->was_empty)
             xlreaper__sb_printf(&sb,
-                                "already empty (the kernel counts no task)");
+                                "killed in %.1f ms, verified empty (the "
+                                "kernel counted no task right after the "
+                                "kill)",
+                                ms);
         else
             xlreaper__sb_printf(
                 &sb,

@@ -1,18 +1,69 @@
 # Where libxl-reaper meets xl: the admin CLI, the DM wrapper, the daemon.
-XLR_SRCS := $(wildcard tools/xl-hooks/xl_reaper_*.c)
+#
+# What a start costs (issue 13; bench_start, bench/RESULTS.md).  Linked
+# against every library in PKGS, `xl-reaper kill` mapped 20 shared
+# objects: libxenlight and its libxenctrl, libxenguest, libz, liblzma,
+# libzstd, ...  That took about 2 ms a start, more than the bare kill it
+# verifies.  Only destroy, audit and the daemon call libxenlight.  So:
+# - xl-reaper (uid, spawn, kill, status, check) and qemu-dm-restrict are
+#   linked without libxenlight and libxenstore.  They must parse the
+#   config with libxlutil, and Debian's libxlutil.so NEEDs libxenlight:
+#   a dynamic libxlutil maps all of it whatever is called, and splitting
+#   our own library changes nothing then (measured: 6.06 ms against
+#   6.10 ms).  So libxlutil alone is linked statically (-l:libxlutil.a:
+#   the linker takes only its parser, libxlu_cfg*.o), with the one
+#   libxenlight function that parser refers to (xlu_cfg_static.c).
+#   libxentoollog and libyajl stay shared: static as well was within
+#   the noise (-0.2 ms of 3.9).  -z now against lazy binding and -O1
+#   made no measurable difference either way; --as-needed drops what
+#   the pulled objects do not use.
+# - destroy and audit live in xl-reaper-xen, linked as before (all of
+#   PKGS, shared); xl-reaper execs it for those two commands
+#   (xl_reaper_xen_handoff.c), at the cost of one exec more on a path
+#   that then sets up libxl anyway.
+# Result: uid 6.1 -> 3.9 ms, kill on an empty uid 9.4 -> 7.3 ms, same
+# run, shared machine (bench/results/start.*).
+# A Debian package would carry Built-Using: xen for the static parser
+# and be rebuilt on a libxlutil fix; the clean way out is a libxlutil
+# that does not NEED libxenlight (its parser needs one trivial function
+# of it), which is upstream's to do.
+XLR_XEN_CMD_SRCS := tools/xl-hooks/xl_reaper_cmd_destroy.c \
+	tools/xl-hooks/xl_reaper_cmd_audit.c
+XLR_CORE_SRCS := $(filter-out $(XLR_XEN_CMD_SRCS), \
+	$(wildcard tools/xl-hooks/xl_reaper_*.c))
+# The whole CLI in one process (xl-reaper-xen, and the tests' fakexen).
+XLR_SRCS := $(XLR_CORE_SRCS) $(XLR_XEN_CMD_SRCS)
 XLR_BIN := $(BUILD)/bin/xl-reaper
+XLR_XEN_BIN := $(BUILD)/libexec/xl-reaper/xl-reaper-xen
 
-all: $(XLR_BIN)
+# Libraries of the programs that must not load libxenlight, and the
+# check that they do not (xlu_cfg_static.c's definition of a libxenlight
+# function would otherwise interpose libxenlight's own).
+CORE_LIBS = -Wl,--as-needed $(call obj,tools/xl-hooks/xlu_cfg_static.c) \
+	-l:libxlutil.a -lxentoollog -lyajl -lpthread
+core_check = @if readelf -d $(1) | grep -Eq 'NEEDED.*lib(xenlight|xlutil|xenctrl)'; \
+	then echo "$(1): loads libxenlight (see hooks.mk)" >&2; rm -f $(1); exit 1; fi
 
-$(XLR_BIN): $(call obj,$(XLR_SRCS)) $(LIB_A)
+all: $(XLR_BIN) $(XLR_XEN_BIN)
+
+$(XLR_BIN): $(call obj,$(XLR_CORE_SRCS)) $(LIB_A) \
+		$(call obj,tools/xl-hooks/xlu_cfg_static.c)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $(call obj,$(XLR_CORE_SRCS)) $(LIB_A) \
+		$(CORE_LIBS)
+	$(call core_check,$@)
+
+$(XLR_XEN_BIN): $(call obj,$(XLR_SRCS)) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lpthread
 
 install: install-hooks
 .PHONY: install-hooks
-install-hooks: $(XLR_BIN)
-	install -d $(DESTDIR)$(PREFIX)/sbin
+install-hooks: $(XLR_BIN) $(XLR_XEN_BIN)
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/libexec/xl-reaper
 	install -m 755 $(XLR_BIN) $(DESTDIR)$(PREFIX)/sbin/xl-reaper
+	install -m 755 $(XLR_XEN_BIN) \
+		$(DESTDIR)$(PREFIX)/libexec/xl-reaper/xl-reaper-xen
 
 # The daemon: build/bin/xl-reaperd, and its systemd unit.
 XLRD_SRCS := $(wildcard tools/xl-hooks/xl_reaperd*.c)
@@ -37,9 +88,13 @@ QDR_BIN := $(BUILD)/libexec/qemu-dm-restrict
 
 all: $(QDR_BIN)
 
-$(QDR_BIN): $(call obj,tools/xl-hooks/qemu_dm_restrict.c) $(LIB_A)
+# Linked as xl-reaper is, without libxenlight: it starts every DM.
+$(QDR_BIN): $(call obj,tools/xl-hooks/qemu_dm_restrict.c) $(LIB_A) \
+		$(call obj,tools/xl-hooks/xlu_cfg_static.c)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lpthread
+	$(CC) $(LDFLAGS_ALL) -o $@ $(call obj,tools/xl-hooks/qemu_dm_restrict.c) \
+		$(LIB_A) $(CORE_LIBS)
+	$(call core_check,$@)
 
 install: install-qemu-dm-restrict
 .PHONY: install-qemu-dm-restrict

@@ -7,14 +7,16 @@
 #   make bench-plot   PNGs in bench/plots/ from bench/results/*.csv with
 #                     gnuplot, installed on demand (optional extra).
 # Knobs (environment): BENCH_TRIALS, BENCH_BUDGET_MS (bench_race),
-# BENCH_REPS (bench_scale), BENCH_LOCK_REPS (bench_lock).
+# BENCH_REPS (bench_scale), BENCH_LOCK_REPS (bench_lock),
+# BENCH_START_REPS and BENCH_START_ALT (another xl-reaper, bench_start).
 
-BENCH_MINE := scale parts race lock
+BENCH_MINE := scale parts race lock start
 BENCH_BINS := $(patsubst %,$(BUILD)/bench/bench_%,$(BENCH_MINE))
 BENCH_LIB_OBJS := $(call obj,bench/lib/bench.c tests/lib/xlrt_kcount.c)
 BENCH_PROG_SRCS := bench/progs/bench_tasks.c bench/progs/bench_racer.c \
-	bench/progs/bench_barekill.c
-BENCH_PROGS := $(patsubst bench/progs/%.c,$(BUILD)/bench/progs/%,$(BENCH_PROG_SRCS))
+	bench/progs/bench_barekill.c bench/progs/bench_true.c
+BENCH_PROGS := $(patsubst bench/progs/%.c,$(BUILD)/bench/progs/%,$(BENCH_PROG_SRCS)) \
+	$(BUILD)/bench/progs/bench_true_dyn
 BENCH_RESULTS ?= bench/results
 # A short smoke run, kept out of bench/results and out of RESULTS.md.
 ifeq ($(BENCH_QUICK),1)
@@ -26,6 +28,7 @@ export BENCH_SCALE_MAX ?= 1000
 export BENCH_BYST_MAX ?= 1000
 export BENCH_LOCK_REPS ?= 1
 export BENCH_PARTS_REPS ?= 30
+export BENCH_START_REPS ?= 30
 endif
 
 # The spawn and daemon helpers' benchmarks, when their fragments are in.
@@ -48,6 +51,12 @@ $(BUILD)/bench/progs/%: bench/progs/%.c | $(DEPS_STAMP)
 	$(CC) -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARN) -static -pthread \
 		-o $@ $< $(LDFLAGS)
 
+# The same do-nothing program linked against libc alone, dynamically:
+# the floor of a dynamic executable's start (bench_start).
+$(BUILD)/bench/progs/bench_true_dyn: bench/progs/bench_true.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARN) -o $@ $< $(LDFLAGS)
+
 .PHONY: bench bench-build bench-core bench-plot
 bench-build: $(BENCH_BINS) $(BENCH_PROGS) $(XLR_BIN)
 
@@ -60,6 +69,7 @@ bench-core: bench-build
 	$(BENCH_RUN) $(BUILD)/bench/bench_race race
 	$(BENCH_RUN) $(BUILD)/bench/bench_scale scale
 	$(BENCH_RUN) $(BUILD)/bench/bench_lock lock
+	$(BENCH_RUN) $(BUILD)/bench/bench_start start
 
 # One after another, so that no benchmark runs beside another.
 bench: bench-build

@@ -1,4 +1,9 @@
 # The library: build/lib/libxlreaper.a and libxlreaper.so.
+# One library, not a core part and a xen part: the programs link the
+# archive, from which the linker takes only the objects they use, so
+# xl-reaper never pulls xlreaper_audit_xen.o's libxl calls (hooks.mk);
+# and a separate core .so would still load libxenlight through Debian's
+# libxlutil.so, which NEEDs it (issue 13: no gain, measured).
 LIB_SRCS := $(wildcard tools/libxl-reaper/*.c)
 LIB_OBJS := $(call obj,$(LIB_SRCS))
 LIB_A := $(BUILD)/lib/libxlreaper.a

@@ -46,6 +46,13 @@ int xlr_cmd_status(xlr_cli *cli, int argc, char **argv);
 int xlr_cmd_check(xlr_cli *cli, int argc, char **argv);
 int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv);
 
+/*
+ * Execs xl-reaper-xen with the whole command line argv, for a command
+ * whose code this binary does not contain (xl_reaper_xen_handoff.c).
+ * Returns only if it cannot, with fail, having said why.
+ */
+int xlr_xen_handoff(char **argv, int fail);
+
 /* One line on stderr, "xl-reaper: ...", for the user's own mistakes. */
 void xlr_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

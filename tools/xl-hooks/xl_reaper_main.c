@@ -9,6 +9,14 @@
 
 #include "xl_reaper.h"
 
+/*
+ * destroy and audit need libxenlight: they are linked into xl-reaper-xen
+ * only, and in xl-reaper these references are NULL and the command is
+ * handed to xl-reaper-xen (xl_reaper_xen_handoff.c).
+ */
+#pragma weak xlr_cmd_destroy
+#pragma weak xlr_cmd_audit
+
 const xlr_command xlr_commands[] = {
     { "uid", "DOMID | --pet", "print a DM's uid and gid, or the pet uid",
       xlr_cmd_uid },
@@ -108,6 +116,10 @@ int main(int argc, char **argv)
                   argv[ci]);
         return XLR_EXIT_USAGE;
     }
+    if (!cmd->fn)
+        return xlr_xen_handoff(argv, !strcmp(cmd->name, "audit")
+                                         ? XLR_AUDIT_EXIT_UNKNOWN
+                                         : XLR_EXIT_FAIL);
 
     lg = xtl_createlogger_stdiostream(stderr, level, 0);
     if (!lg)

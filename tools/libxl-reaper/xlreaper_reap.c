@@ -53,6 +53,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "xlreaper_internal.h"
@@ -84,6 +85,11 @@ typedef struct {
     uid_t pet, target;
 } killer_args;
 
+/* After its kill the killer looks again this many times, this far
+ * apart, while the count is not yet 0 (zombies of a slow init stay). */
+#define KILLER_SETTLE_LOOKS 6
+#define KILLER_SETTLE_NS 50000
+
 /* Reports (0, 0, n): n other tasks of target are left after the kill. */
 static void __attribute__((noreturn)) killer_child(int wfd, void *arg)
 {
@@ -112,10 +118,19 @@ static void __attribute__((noreturn)) killer_child(int wfd, void *arg)
         xlreaper__child_fail(wfd, KILLER_CAPS, errno, 0);
     kill(-1, SIGKILL);
     /* Every task the kill reached has SIGKILL pending and runs no user
-     * code again: the uid can be entered to count it. */
-    n = xlreaper__nproc_others(target, XLREAPER__NPROC_MAX);
-    if (n < 0)
-        xlreaper__child_fail(wfd, KILLER_COUNT, errno, target);
+     * code again: the uid can be entered to count it.  A killed task
+     * takes some microseconds to exit and be reaped: a few more looks,
+     * a fraction of a fork's cost, spare the reap a second round. */
+    for (unsigned i = 0;; i++) {
+        struct timespec ts = { 0, KILLER_SETTLE_NS };
+
+        n = xlreaper__nproc_others(target, XLREAPER__NPROC_MAX);
+        if (n < 0)
+            xlreaper__child_fail(wfd, KILLER_COUNT, errno, target);
+        if (!n || i == KILLER_SETTLE_LOOKS)
+            break;
+        nanosleep(&ts, NULL);
+    }
     xlreaper__child_send(wfd, 0, 0, n);
     _exit(0);
 }

@@ -7,6 +7,7 @@
 
 #include "xlreaper_os.h" /* refuses to build where the kill is unsafe */
 #include <dirent.h>
+#include <sched.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -199,6 +200,20 @@ _hidden long xlreaper__nproc_others(uid_t uid, unsigned long max);
 
 /* The deadline for a helper that enters a DM uid, from now. */
 _hidden uint64_t xlreaper__helper_deadline(const xlreaper_ctx *ctx);
+
+/* ---------- scheduling a reap (xlreaper_sched.c) ---------- */
+
+typedef struct {
+    int policy;
+    struct sched_param param;
+    bool boosted;
+} xlreaper__sched_saved;
+
+/* The calling thread to SCHED_FIFO 1 if it runs SCHED_OTHER and may. */
+_hidden void xlreaper__sched_boost(xlreaper__sched_saved *saved);
+_hidden void xlreaper__sched_restore(const xlreaper__sched_saved *saved);
+/* nice -20 for every task whose real uid is uid (after its kill). */
+_hidden void xlreaper__sched_hurry_dying(uid_t uid);
 
 /* ---------- /proc ---------- */
 

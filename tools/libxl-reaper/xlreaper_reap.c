@@ -339,6 +339,8 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
             res->was_empty = left == 0;
         }
         res->kernel_empty = left == 0;
+        if (left > 0)
+            xlreaper__sched_hurry_dying(uid);
         if (left == 0 && !cfg->subid_overlap) {
             xlreaper_task_list_dispose(&res->zombies);
             xlreaper_task_list_dispose(&res->stuck);
@@ -427,6 +429,7 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held,
     const xlreaper_config *cfg = ctx->cfg;
     xlreaper_lock *lock = NULL;
     uint64_t start = xlreaper__now_us();
+    xlreaper__sched_saved sched;
     uid_t uid;
     int rc;
 
@@ -441,10 +444,13 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held,
     res->domid = domid;
     res->uid = uid;
 
+    /* From the lock wait on: a waiter that is slow to notice the lock
+     * is free holds up every reap behind it (xlreaper_sched.c). */
+    xlreaper__sched_boost(&sched);
     if (!held && !ctx->held) {
         rc = xlreaper_lock_acquire(ctx, &lock);
         if (rc)
-            return rc;
+            goto out;
         res->lock_wait_us = xlreaper_lock_wait_us(lock);
     }
     if (cfg->cgroup_parent)
@@ -465,6 +471,7 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held,
 
 out:
     xlreaper_lock_release(lock);
+    xlreaper__sched_restore(&sched);
     return rc;
 }
 

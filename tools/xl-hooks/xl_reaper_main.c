@@ -3,6 +3,7 @@
  *   xl-reaper [--config FILE] [--json] [-v] COMMAND ...
  */
 #include <getopt.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +121,16 @@ int main(int argc, char **argv)
         return xlr_xen_handoff(argv, !strcmp(cmd->name, "audit")
                                          ? XLR_AUDIT_EXIT_UNKNOWN
                                          : XLR_EXIT_FAIL);
+
+    /* A kill is most needed on a host full of racers, where a process
+     * at the default priority waits a whole scheduling period at every
+     * step; the reap itself raises the same priority (xlreaper_sched.c),
+     * this covers reading the config before it.  Without CAP_SYS_NICE
+     * nothing changes. */
+    if (cmd->fn == xlr_cmd_kill) {
+        struct sched_param rt = { .sched_priority = 1 };
+        sched_setscheduler(0, SCHED_FIFO, &rt);
+    }
 
     lg = xtl_createlogger_stdiostream(stderr, level, 0);
     if (!lg)

@@ -70,7 +70,10 @@ static char *harness_sprintf(const char *fmt, ...)
 }
 
 static char rundir[] = "/tmp/xlr-reaper-harness.XXXXXX";
-static const char *libxl__run_dir_path(void) { return rundir; }
+static const char *libxl__run_dir_path(void)
+{
+    return rundir;
+}
 static uid_t harness_reaper_uid;
 static int libxl__get_reaper_uid(libxl__gc *gc, uid_t *reaper_uid)
 {
@@ -303,7 +306,8 @@ int main(void)
     t = now_s() - t;
     result(status == LIBXL__DM_REAP_STATUS(LIBXL__DM_REAPER_LOCK_TIMEOUT,
                                            LIBXL__DM_REAP_EMPTY) &&
-               tasks_of(DM1) == 0 && t < LIBXL_DM_REAPER_LOCK_TIMEOUT + LIBXL_DM_REAP_TIMEOUT,
+               tasks_of(DM1) == 0 &&
+               t < LIBXL_DM_REAPER_LOCK_TIMEOUT + LIBXL_DM_REAP_TIMEOUT,
            "lock held for good: gave up on it in time, killed and verified",
            t);
     kill(holder, SIGKILL);
@@ -362,8 +366,8 @@ int main(void)
     {
         libxl__gc gc;
         int ok = dm_reaper_report(&gc, 1, 1, 0) == 0 &&
-                 dm_reaper_report(&gc, 1, 1,
-                                  LIBXL__DM_REAP_REMAIN << 8) == ERROR_FAIL;
+                 dm_reaper_report(&gc, 1, 1, LIBXL__DM_REAP_REMAIN << 8) ==
+                     ERROR_FAIL;
 
         result(ok, "the parent's report: 0 for empty, an error else", 0);
     }

@@ -50,6 +50,7 @@ include tests/tests.mk
 include tests/e2e/e2e.mk
 -include bench/bench.mk
 -include docs/docs.mk
+include docs/libxl-patches/patches.mk
 
 clean:
 	rm -rf build

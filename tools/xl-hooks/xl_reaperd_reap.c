@@ -16,8 +16,8 @@
  * domain created with that very domid, whose QEMU has already taken its
  * uid, in that window, would lose its DM.  libxl does not reuse a domid
  * within 60 s of its destruction (LIBXL_DOMID_REUSE_TIMEOUT) unless one
- * is asked for, which makes it rarer still; docs/libxl-uid-reaper.patch
- * makes libxl take the lock and closes it.
+ * is asked for, which makes it rarer still; the libxl series in
+ * docs/libxl-patches/ makes libxl take the lock and closes it.
  *
  * A domain that is born and dies between two of our lists (while a
  * reap takes long, say) is never known; after every @releaseDomain a

@@ -6,7 +6,8 @@
 #                     short smoke run (results are then not appended).
 #   make bench-plot   PNGs in bench/plots/ from bench/results/*.csv with
 #                     gnuplot, installed on demand (optional extra).
-# Knobs (environment): BENCH_TRIALS, BENCH_BUDGET_MS (bench_race),
+# Knobs (environment): BENCH_TRIALS, BENCH_BUDGET_MS, BENCH_METHODS,
+# BENCH_SLOW_INIT (bench_race),
 # BENCH_REPS (bench_scale), BENCH_LOCK_REPS (bench_lock),
 # BENCH_START_REPS and BENCH_START_ALT (another xl-reaper, bench_start).
 

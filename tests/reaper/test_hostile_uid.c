@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -254,6 +255,41 @@ static void test_kill_reaps_the_stopper(void **state)
     assert_true(lock_free());
 }
 
+/* Looking is serialised with starting: a `status` polling a domid's uid
+ * never makes a spawn into it fail, nor is taken for a leftover. */
+static void test_status_beside_spawn(void **state)
+{
+    volatile bool *stop = NULL;
+    uint64_t ms;
+    pid_t poller;
+    int failed = 0;
+
+    (void)state;
+    stop = mmap(NULL, sizeof(*stop), PROT_READ | PROT_WRITE,
+                MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(stop != MAP_FAILED);
+    *stop = false;
+    poller = fork();
+    assert_true(poller >= 0);
+    if (poller == 0) {
+        while (!*stop)
+            run_cli(ANSWER_MS * 2, &ms, "status", "7", NULL, NULL, NULL);
+        _exit(0);
+    }
+    for (int i = 0; i < 30; i++) {
+        int rc = run_cli(ANSWER_MS * 2, &ms, "spawn", "7", "--", "/bin/true",
+                         NULL);
+        failed += rc != 0;
+        if (rc != 0)
+            fprintf(stderr, "spawn %d: exit %d\n", i, rc);
+    }
+    *stop = true;
+    waitpid(poller, NULL, 0);
+    munmap((void *)stop, sizeof(*stop));
+    assert_int_equal(failed, 0);
+    assert_true(lock_free());
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, stopper_setup, stopper_teardown)
@@ -261,6 +297,7 @@ int main(void)
         T(test_status_answers),       T(test_count_probe_is_a_verdict),
         T(test_spawn_refuses_in_time), T(test_census_answers),
         T(test_other_kill_not_held_up), T(test_kill_reaps_the_stopper),
+        T(test_status_beside_spawn),
     };
 #undef T
     return cmocka_run_group_tests(tests, suite_setup, suite_teardown);

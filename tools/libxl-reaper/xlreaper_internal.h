@@ -204,13 +204,16 @@ _hidden uint64_t xlreaper__helper_deadline(const xlreaper_ctx *ctx);
 /* ---------- scheduling a reap (xlreaper_sched.c) ---------- */
 
 typedef struct {
-    int policy;
+    int policy, nice;
     struct sched_param param;
-    bool boosted;
+    bool boosted, niced;
 } xlreaper__sched_saved;
 
-/* The calling thread to SCHED_FIFO 1 if it runs SCHED_OTHER and may. */
-_hidden void xlreaper__sched_boost(xlreaper__sched_saved *saved);
+/* Waiting for the lock: the calling thread to nice -20, if it runs
+ * SCHED_OTHER and may.  Holding it: to SCHED_FIFO 1.  Restore undoes
+ * whichever was done. */
+_hidden void xlreaper__sched_wait_boost(xlreaper__sched_saved *saved);
+_hidden void xlreaper__sched_hold_boost(xlreaper__sched_saved *saved);
 _hidden void xlreaper__sched_restore(const xlreaper__sched_saved *saved);
 /* nice -20 for every task whose real uid is uid (after its kill). */
 _hidden void xlreaper__sched_hurry_dying(uid_t uid);

@@ -446,13 +446,14 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held,
 
     /* From the lock wait on: a waiter that is slow to notice the lock
      * is free holds up every reap behind it (xlreaper_sched.c). */
-    xlreaper__sched_boost(&sched);
+    xlreaper__sched_wait_boost(&sched);
     if (!held && !ctx->held) {
         rc = xlreaper_lock_acquire(ctx, &lock);
         if (rc)
             goto out;
         res->lock_wait_us = xlreaper_lock_wait_us(lock);
     }
+    xlreaper__sched_hold_boost(&sched);
     if (cfg->cgroup_parent)
         xlreaper__cgroup_kill(ctx, domid, cfg->cgroup_parent);
     rc = reap_rounds(ctx, domid, uid, flags, res,

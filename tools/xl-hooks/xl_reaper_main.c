@@ -3,7 +3,7 @@
  *   xl-reaper [--config FILE] [--json] [-v] COMMAND ...
  */
 #include <getopt.h>
-#include <sched.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,13 +124,11 @@ int main(int argc, char **argv)
 
     /* A kill is most needed on a host full of racers, where a process
      * at the default priority waits a whole scheduling period at every
-     * step; the reap itself raises the same priority (xlreaper_sched.c),
-     * this covers reading the config before it.  Without CAP_SYS_NICE
+     * step.  The reap raises its own priority (xlreaper_sched.c); this
+     * covers reading the config before it.  Without CAP_SYS_NICE
      * nothing changes. */
-    if (cmd->fn == xlr_cmd_kill) {
-        struct sched_param rt = { .sched_priority = 1 };
-        sched_setscheduler(0, SCHED_FIFO, &rt);
-    }
+    if (cmd->fn == xlr_cmd_kill)
+        setpriority(PRIO_PROCESS, 0, -20);
 
     lg = xtl_createlogger_stdiostream(stderr, level, 0);
     if (!lg)

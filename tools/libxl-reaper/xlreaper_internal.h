@@ -204,17 +204,16 @@ _hidden uint64_t xlreaper__helper_deadline(const xlreaper_ctx *ctx);
 /* ---------- scheduling a reap (xlreaper_sched.c) ---------- */
 
 typedef struct {
-    int policy, nice;
-    struct sched_param param;
-    bool boosted, niced;
+    int nice;
+    bool niced;
 } xlreaper__sched_saved;
 
-/* Waiting for the lock: the calling thread to nice -20, if it runs
- * SCHED_OTHER and may.  Holding it: to SCHED_FIFO 1.  Restore undoes
- * whichever was done. */
-_hidden void xlreaper__sched_wait_boost(xlreaper__sched_saved *saved);
-_hidden void xlreaper__sched_hold_boost(xlreaper__sched_saved *saved);
+/* The calling thread to nice -20 if it runs SCHED_OTHER and may;
+ * restore undoes it. */
+_hidden void xlreaper__sched_boost(xlreaper__sched_saved *saved);
 _hidden void xlreaper__sched_restore(const xlreaper__sched_saved *saved);
+/* Child side: the calling task to SCHED_FIFO 1, if it may. */
+_hidden void xlreaper__sched_killer_rt(void);
 /* nice -20 for every task whose real uid is uid (after its kill). */
 _hidden void xlreaper__sched_hurry_dying(uid_t uid);
 

@@ -223,8 +223,12 @@ static int add_if_ours(int dirfd, const char *rel, const xlreaper_task *t,
     return 0;
 }
 
-/* All threads of process pid other than what the leader already said. */
-static int scan_threads(int procfd, const char *pid, const scan_want *w)
+/* Calls fn(arg, procfd, "pid/task/tid", task) for every thread of pid
+ * that can be read; stops at the first non-zero return. */
+static int each_thread(int procfd, const char *pid,
+                       int (*fn)(void *arg, int procfd, const char *rel,
+                                 const xlreaper_task *t),
+                       void *arg)
 {
     char rel[300];
     int fd, rc = 0;
@@ -240,7 +244,7 @@ static int scan_threads(int procfd, const char *pid, const scan_want *w)
         xlreaper__close_keep_errno(fd);
         return 0;
     }
-    while ((de = readdir(d))) {
+    while (!rc && (de = readdir(d))) {
         xlreaper_task t;
         unsigned threads;
         char trel[600];
@@ -248,14 +252,23 @@ static int scan_threads(int procfd, const char *pid, const scan_want *w)
         if (!isdigit((unsigned char)de->d_name[0]))
             continue;
         snprintf(trel, sizeof(trel), "%s/task/%s", pid, de->d_name);
-        if (!read_task(procfd, trel, &t, &threads))
-            continue;
-        rc = add_if_ours(procfd, trel, &t, w);
-        if (rc)
-            break;
+        if (read_task(procfd, trel, &t, &threads))
+            rc = fn(arg, procfd, trel, &t);
     }
     closedir(d);
     return rc;
+}
+
+static int want_thread(void *arg, int procfd, const char *rel,
+                       const xlreaper_task *t)
+{
+    return add_if_ours(procfd, rel, t, arg);
+}
+
+/* All threads of process pid other than what the leader already said. */
+static int scan_threads(int procfd, const char *pid, const scan_want *w)
+{
+    return each_thread(procfd, pid, want_thread, (void *)w);
 }
 
 int xlreaper__proc_open(xlreaper_ctx *ctx, int *procfd_r, DIR **dir_r)
@@ -378,36 +391,10 @@ static int after_add(after_scan *a, int dirfd, const char *rel,
     return add_if_ours(dirfd, rel, t, &w);
 }
 
-/* Every thread of pid; *n_r how many were read. */
-static int after_threads(after_scan *a, int procfd, const char *pid)
+static int after_thread(void *arg, int procfd, const char *rel,
+                        const xlreaper_task *t)
 {
-    char rel[300];
-    struct dirent *de;
-    int fd, rc = 0;
-    DIR *d;
-
-    snprintf(rel, sizeof(rel), "%s/task", pid);
-    fd = openat(procfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return 0; /* gone */
-    d = fdopendir(fd);
-    if (!d) {
-        xlreaper__close_keep_errno(fd);
-        return 0;
-    }
-    while (!rc && (de = readdir(d))) {
-        xlreaper_task t;
-        unsigned threads;
-        char trel[600];
-
-        if (!isdigit((unsigned char)de->d_name[0]))
-            continue;
-        snprintf(trel, sizeof(trel), "%s/task/%s", pid, de->d_name);
-        if (read_task(procfd, trel, &t, &threads))
-            rc = after_add(a, procfd, trel, &t);
-    }
-    closedir(d);
-    return rc;
+    return after_add(arg, procfd, rel, t);
 }
 
 /* One pass; with prefilter only over /proc/PID owned by uid, stopping
@@ -437,7 +424,7 @@ static int after_pass(xlreaper_ctx *ctx, after_scan *a, bool prefilter,
         if (threads <= 1)
             rc = after_add(a, procfd, de->d_name, &t);
         else
-            rc = after_threads(a, procfd, de->d_name);
+            rc = each_thread(procfd, de->d_name, after_thread, a);
         if (prefilter && a->found >= a->expect)
             break;
     }

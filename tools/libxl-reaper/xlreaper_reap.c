@@ -98,6 +98,7 @@ static void __attribute__((noreturn)) killer_child(int wfd, void *arg)
     uid_t r, e, s;
     long n;
 
+    xlreaper__sched_killer_rt();
     if (xlreaper__sys_setgroups0() < 0)
         xlreaper__child_fail(wfd, KILLER_GROUPS, errno, 0);
     /* Is the pet idle?  Asked as the pet itself, by the kernel count:
@@ -446,14 +447,13 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held,
 
     /* From the lock wait on: a waiter that is slow to notice the lock
      * is free holds up every reap behind it (xlreaper_sched.c). */
-    xlreaper__sched_wait_boost(&sched);
+    xlreaper__sched_boost(&sched);
     if (!held && !ctx->held) {
         rc = xlreaper_lock_acquire(ctx, &lock);
         if (rc)
             goto out;
         res->lock_wait_us = xlreaper_lock_wait_us(lock);
     }
-    xlreaper__sched_hold_boost(&sched);
     if (cfg->cgroup_parent)
         xlreaper__cgroup_kill(ctx, domid, cfg->cgroup_parent);
     rc = reap_rounds(ctx, domid, uid, flags, res,

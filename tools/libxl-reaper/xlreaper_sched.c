@@ -5,22 +5,23 @@
  * default priority waits a whole scheduling period (64 runnable tasks
  * of 3 ms) at every wake-up, and so does each task it has just killed
  * before it can finish exiting: 64 reaps took 34 s one after another,
- * and 64 at once missed their deadlines.  The reap's own work is a few
- * hundred microseconds, so:
+ * and 64 at once missed their deadlines.  So:
  *
- *  - while it waits for the lock the calling thread runs at nice -20,
- *    so that it notices a free lock at once, yet 64 waiters polling it
- *    never get in the way of the holder or of what it killed;
- *  - holding the lock it runs SCHED_FIFO at the lowest real-time
- *    priority, until its verdict (bounded by reap_timeout_ms; every
- *    wait in it sleeps), and its killer inherits that across fork;
+ *  - the calling thread runs at nice -20 for the length of one reap,
+ *    lock wait included, so that it notices a free lock at once and is
+ *    not held up by the racers; not real-time: with 10,000 tasks to
+ *    kill, a real-time reaper reading /proc starved the very tasks it
+ *    waited for of the CPU they need to exit (bench_scale);
+ *  - the killer child runs SCHED_FIFO at the lowest real-time priority:
+ *    its work is a few system calls, and its kill(-1) then reaches the
+ *    racers without waiting for a slice among them;
  *  - once the uid has been killed, every task left with it as its real
- *    uid gets nice -20 (setpriority(PRIO_USER)), so that it finishes
+ *    uid gets nice -20 too (setpriority(PRIO_USER)), so that it finishes
  *    dying ahead of the racers still alive.  A task with SIGKILL
  *    pending runs no user code again: the boost buys nothing but its
  *    exit.
  *
- * Neither is needed for the argument that the kill is complete; both
+ * Neither is needed for the argument that the kill is complete; all
  * need CAP_SYS_NICE, and without it the reap runs as it is, slower.
  */
 #include <sched.h>
@@ -30,13 +31,12 @@
 
 #include "xlreaper_internal.h"
 
-void xlreaper__sched_wait_boost(xlreaper__sched_saved *saved)
+void xlreaper__sched_boost(xlreaper__sched_saved *saved)
 {
     pid_t tid = (pid_t)syscall(SYS_gettid);
 
-    saved->policy = sched_getscheduler(0);
-    saved->boosted = saved->niced = false;
-    if (saved->policy != SCHED_OTHER || sched_getparam(0, &saved->param))
+    saved->niced = false;
+    if (sched_getscheduler(0) != SCHED_OTHER)
         return; /* the caller chose its own: keep it */
     /* Per thread on Linux: PRIO_PROCESS with a tid. */
     errno = 0;
@@ -46,21 +46,17 @@ void xlreaper__sched_wait_boost(xlreaper__sched_saved *saved)
     saved->niced = setpriority(PRIO_PROCESS, (id_t)tid, -20) == 0;
 }
 
-void xlreaper__sched_hold_boost(xlreaper__sched_saved *saved)
+void xlreaper__sched_restore(const xlreaper__sched_saved *saved)
+{
+    if (saved->niced)
+        setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), saved->nice);
+}
+
+void xlreaper__sched_killer_rt(void)
 {
     struct sched_param rt = { .sched_priority = 1 };
 
-    if (saved->policy != SCHED_OTHER)
-        return;
-    saved->boosted = sched_setscheduler(0, SCHED_FIFO, &rt) == 0;
-}
-
-void xlreaper__sched_restore(const xlreaper__sched_saved *saved)
-{
-    if (saved->boosted)
-        sched_setscheduler(0, saved->policy, &saved->param);
-    if (saved->niced)
-        setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), saved->nice);
+    sched_setscheduler(0, SCHED_FIFO, &rt);
 }
 
 void xlreaper__sched_hurry_dying(uid_t uid)

@@ -29,6 +29,7 @@
 #include <sys/sysmacros.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <yajl/yajl_tree.h>
@@ -431,7 +432,7 @@ static void test_clean_passes(void **state)
     expect(res, "no_new_privs", LIVE, PASS, NULL);
     expect(res, "cmdline", LIVE, PASS, "-xen-domid 3 matches");
     expect(res, "rlimits", LIVE, PASS,
-           "NPROC 64/64, NOFILE 4096/4096, FSIZE 262144/262144, CORE 0/0, "
+           "NPROC 64/64, NOFILE 4096/4096, FSIZE 67108864/67108864, CORE 0/0, "
            "MSGQUEUE 0/0, LOCKS 0/0, MEMLOCK 0/0");
     expect(res, "chroot", LIVE, SKIP, "none asked");
     expect(res, "xen_fds", LIVE, PASS, "none of its");
@@ -1115,6 +1116,51 @@ static void test_fork_racer_found(void **state)
     expect(res, "leftover", 9, FAIL, "domid 9 is not live, but ");
 }
 
+/* A dead uid's task that stops whatever enters its uid: the audit's
+ * probes and census answer "busy" within seconds, never hang, and the
+ * uid is reported. */
+typedef struct {
+    uid_t uid;
+    int ready_fd;
+} stopper_args;
+
+static void stopper(void *arg)
+{
+    const stopper_args *a = arg;
+
+    if (syscall(SYS_setgroups, 0, NULL) ||
+        syscall(SYS_setresgid, a->uid, a->uid, a->uid) ||
+        syscall(SYS_setresuid, a->uid, a->uid, a->uid))
+        _exit(1);
+    (void)!write(a->ready_fd, "R", 1);
+    for (;;)
+        kill(-1, SIGSTOP);
+}
+
+static void test_stopper_found(void **state)
+{
+    fx *f = *state;
+    stopper_args a = { .uid = BASE + 10 };
+    const xlreaper_audit_result *res;
+    struct timespec t0, t1;
+    int fds[2];
+    char c;
+
+    assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+    a.ready_fd = fds[1];
+    f->nursery = xlrt_nursery_start(stopper, &a);
+    f->reap_domid = 10; /* teardown reaps it, then stops the nursery */
+    close(fds[1]);
+    /* Not by the kernel count: its probe would be stopped too. */
+    assert_int_equal(read(fds[0], &c, 1), 1);
+    close(fds[0]);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    res = run(f, XLREAPER_AUDIT_PROBE_ALL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    expect(res, "leftover", 10, FAIL, "domid 10 is not live, but ");
+    assert_true(t1.tv_sec - t0.tv_sec < 10);
+}
+
 /* ---------- the CLI ---------- */
 
 static int cli(fx *f, const char *const *args, char **out_r)
@@ -1286,6 +1332,7 @@ int main(void)
         T(test_quiet_pass_probes_little),
         T(test_no_quiet_pass_sweeps),
         T(test_fork_racer_found),
+        T(test_stopper_found),
         T(test_cli_exit_codes_and_formats),
         T(test_ts_script),
     };

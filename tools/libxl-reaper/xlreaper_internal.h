@@ -247,7 +247,8 @@ _hidden int xlreaper__scan_uids(xlreaper_ctx *ctx, uid_t uid,
  * The tasks of uid after a kill, when the kernel counts expect of them
  * (by real uid).  First only processes whose /proc/PID is owned by uid
  * (the leader's euid: a cheap prefilter), stopping once expect tasks of
- * real uid uid are found; if that falls short, every task on the host,
+ * real uid uid are found.  If that falls short: *short_r and nothing
+ * listed, unless full_if_short, and then every task on the host,
  * checked against the kernel's own total: *sound_r is false when /proc
  * shows fewer tasks than the kernel has (hidepid, another pid
  * namespace), and then an empty list proves nothing.  Appends to list.
@@ -255,8 +256,9 @@ _hidden int xlreaper__scan_uids(xlreaper_ctx *ctx, uid_t uid,
  */
 _hidden int xlreaper__scan_after_kill(xlreaper_ctx *ctx, uid_t uid,
                                       unsigned long expect,
+                                      bool full_if_short,
                                       xlreaper_task_list *list,
-                                      bool *sound_r);
+                                      bool *sound_r, bool *short_r);
 
 /* ---------- small helpers ---------- */
 

@@ -435,8 +435,9 @@ static int after_pass(xlreaper_ctx *ctx, after_scan *a, bool prefilter,
 }
 
 int xlreaper__scan_after_kill(xlreaper_ctx *ctx, uid_t uid,
-                              unsigned long expect, xlreaper_task_list *list,
-                              bool *sound_r)
+                              unsigned long expect, bool full_if_short,
+                              xlreaper_task_list *list, bool *sound_r,
+                              bool *short_r)
 {
     after_scan a = { .uid = uid, .expect = expect, .list = list };
     unsigned long threads0, forks0, threads1, forks1;
@@ -445,6 +446,7 @@ int xlreaper__scan_after_kill(xlreaper_ctx *ctx, uid_t uid,
     DIR *d;
 
     *sound_r = false;
+    *short_r = false;
     rc = xlreaper__proc_open(ctx, &procfd, &d);
     if (rc)
         return rc;
@@ -455,6 +457,10 @@ int xlreaper__scan_after_kill(xlreaper_ctx *ctx, uid_t uid,
             goto out;
         }
         list->num = start_num; /* the full pass lists them again */
+        if (!full_if_short) {
+            *short_r = true;
+            goto out;
+        }
         a.found = a.seen = 0;
     }
     /*

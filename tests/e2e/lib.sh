@@ -9,7 +9,10 @@ BIN=$E2E/bin
 STATE=/run/e2e
 RUN=$STATE/$E2E_SID
 WRAPPER=/usr/libexec/xl-reaper/qemu-dm-restrict
-QEMU=/usr/libexec/xen-qemu-system-i386
+# The image dom0 runs (tests/e2e/images/): E2E_XEN, E2E_QEMU, and what its
+# libxl does differently (E2E_LIBXL_PROBE, E2E_DM_RUN_WITH).
+. $E2E/image
+QEMU=$E2E_QEMU
 # The flock that upstream libxl's uid reaper and this project share.
 LOCK=/var/run/xen/dm-reaper-lock
 # How soon after a destroy the DM uid must be empty (issue 7: 2 s).
@@ -202,6 +205,26 @@ assert_reaped() {
             '$1 == u' | head -n 5 | tr '\n' ';')"
     fi
 }
+
+# The DM options libxl uses to chroot QEMU and to switch its uid, as this
+# image's libxl spells them: 4.17 says -chroot DIR and -runas U:G; 4.20,
+# having probed QEMU 10 (which has no -chroot), -run-with chroot=DIR and a
+# separate -run-with user=U:G.
+dm_chroot_arg() {
+    if [ "$E2E_DM_RUN_WITH" = 1 ]; then
+        echo "-run-with chroot=/var/run/xen/qemu-root-$1"
+    else
+        echo "-chroot /var/run/xen/qemu-root-$1"
+    fi
+}
+dm_user_arg() {
+    if [ "$E2E_DM_RUN_WITH" = 1 ]; then
+        echo "-run-with user=$1:$2"
+    else
+        echo "-runas $1:$2"
+    fi
+}
+dm_cmdline() { tr '\0' ' ' <"/proc/$1/cmdline"; }
 
 # Kill the DM by its pid only, as libxl without a uid would.
 kill_dm_pid() {

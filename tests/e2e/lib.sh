@@ -83,6 +83,8 @@ guest_cfg() {
         echo 'dm_restrict = 1'
         echo 'vnc = 0'
         echo 'serial = "pty"'
+        # What this image's QEMU needs of every guest (images/*).
+        [ -z "${E2E_GUEST_LINES:-}" ] || echo "$E2E_GUEST_LINES"
         for _l in "$@"; do echo "$_l"; done
     } >"$RUN/$_n.cfg"
     echo "$RUN/$_n.cfg"
@@ -90,12 +92,22 @@ guest_cfg() {
 
 wrapper_line() { echo "device_model_override = \"$WRAPPER\""; }
 
+# dm_logs NAME: the ends of libxl's logs of the guest's probe and DM.
+dm_logs() {
+    for _l in /var/log/xen/qemu-probe-$1.log /var/log/xen/qemu-dm-$1.log; do
+        [ -s "$_l" ] || continue
+        diag "${_l##*/}:"
+        diag_tail "$_l" 6
+    done
+}
+
 # create_guest NAME CFG: xl create; sets DOMID and DMPID.
 create_guest() {
     _t0=$(now_ms)
     if ! timeout 300 xl create "$2" >"$RUN/create-$1.log" 2>&1; then
         fail "xl create $1"
         diag_tail "$RUN/create-$1.log" 8
+        dm_logs "$1"
         exit 1
     fi
     DOMID=$(xl domid "$1")
@@ -111,6 +123,7 @@ create_fixed() {
     if ! timeout 300 "$BIN/create-domid" "$@" >"$RUN/create-$1.log" 2>&1; then
         fail "create $1 with domid $2"
         diag_tail "$RUN/create-$1.log" 8
+        dm_logs "$1"
         exit 1
     fi
     DOMID=$(tail -n 1 "$RUN/create-$1.log")

@@ -13,7 +13,26 @@ for o in -runas -run-with -xen-domid-restrict -chroot; do
     case $help in *"$o "*) diag "qemu accepts $o" ;; *) diag "qemu lacks $o" ;; esac
 done
 
-create_guest e2e-stock "$(guest_cfg e2e-stock)"
+cfg=$(guest_cfg e2e-stock)
+if [ -n "${E2E_DM_FSIZE:-}" ]; then
+    # This image's stock DM dies of SIGXFSZ under libxl's 256 KiB
+    # RLIMIT_FSIZE (images/4.20). Say what the truly stock create does,
+    # then give libxl's own command line, uid and reaper a QEMU that can
+    # start: a shim that only raises RLIMIT_FSIZE and execs QEMU.
+    if timeout 300 xl create "$cfg" >"$RUN/create-stock0.log" 2>&1; then
+        diag "stock create without the shim: the DM started"
+        xl destroy e2e-stock || true
+    else
+        diag "stock create without the shim failed, as measured before:"
+        diag_tail "$RUN/create-stock0.log" 2
+        dm_logs e2e-stock
+    fi
+    printf '#!/bin/sh\nulimit -f %s\nexec %s "$@"\n' \
+        $((E2E_DM_FSIZE / 512)) "$QEMU" >"$RUN/dm-fsize"
+    chmod 755 "$RUN/dm-fsize"
+    cfg=$(guest_cfg e2e-stock "device_model_override = \"$RUN/dm-fsize\"")
+fi
+create_guest e2e-stock "$cfg"
 U=$(expected_uid "$DOMID")
 cmd=$(dm_cmdline "$DMPID")
 diag "cmdline: $(echo "$cmd" | cut -c1-600)"

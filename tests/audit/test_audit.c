@@ -180,7 +180,8 @@ typedef struct {
     const char *chroot_dir;
     const char *argv_domid; /* -xen-domid's value; NULL: domid */
     bool no_domid_arg;
-    bool ambient_cap; /* keep CAP_NET_BIND_SERVICE across execve */
+    bool ambient_cap;     /* keep CAP_NET_BIND_SERVICE across execve */
+    const char *extra[8]; /* more arguments, after -xen-domid */
 } dm_spec;
 
 static void child_fail(int wfd)
@@ -196,17 +197,20 @@ static pid_t start_dm(fx *f, const dm_spec *s)
     uid_t uid = BASE + s->domid;
     gid_t gid = s->gid ? s->gid : uid;
     char prog[512], dom[16];
-    char *argv[4] = { "fake_dm", NULL, NULL, NULL };
-    int p[2], e = 0;
+    char *argv[16] = { "fake_dm", NULL };
+    int p[2], e = 0, n = 1;
     pid_t pid;
     ssize_t r;
 
     snprintf(prog, sizeof(prog), "%s/tests/progs/fake_dm", xlrt_build_dir());
     snprintf(dom, sizeof(dom), "%u", s->domid);
     if (!s->no_domid_arg) {
-        argv[1] = "-xen-domid";
-        argv[2] = s->argv_domid ? (char *)s->argv_domid : dom;
+        argv[n++] = "-xen-domid";
+        argv[n++] = s->argv_domid ? (char *)s->argv_domid : dom;
     }
+    for (int i = 0; i < 8 && s->extra[i]; i++)
+        argv[n++] = (char *)s->extra[i];
+    argv[n] = NULL;
     assert_int_equal(pipe2(p, O_CLOEXEC), 0);
     pid = fork();
     assert_true(pid >= 0);
@@ -678,6 +682,55 @@ static void test_chroot(void **state)
     free(root);
 }
 
+/* libxl 4.20's DM line: -run-with chroot= and user=, read as 4.17's
+ * -chroot and -runas are. */
+static void test_libxl420_cmdline(void **state)
+{
+    fx *f = *state;
+    static const char *const fails[] = { "cmdline", NULL };
+    const xlreaper_audit_result *res;
+    char *root, *chroot;
+
+    assert_true(asprintf(&root, "%s/qemu-root-%u", f->dir, LIVE) > 0);
+    assert_int_equal(mkdir(root, 0755), 0);
+    assert_true(asprintf(&chroot, "chroot=%s", root) > 0);
+
+    start_dm(f,
+             &(dm_spec){ .domid = LIVE,
+                         .chroot_dir = root,
+                         .extra = { "-xen-domid-restrict", "-run-with", chroot,
+                                    "-run-with", "user=6000003:6000003" } });
+    res = run(f, 0);
+    expect(res, "cmdline", LIVE, PASS,
+           "-xen-domid 3 matches the uid; -xen-domid-restrict; -run-with "
+           "user=6000003:6000003");
+    expect(res, "chroot", LIVE, PASS, "(from its -run-with chroot=)");
+    stop_procs(f);
+
+    /* 4.17's spelling, the same verdicts. */
+    start_dm(f, &(dm_spec){ .domid = LIVE,
+                            .chroot_dir = root,
+                            .extra = { "-chroot", root, "-runas",
+                                       "6000003:6000000" } });
+    res = run(f, 0);
+    expect(res, "cmdline", LIVE, PASS, "; -runas 6000003:6000000");
+    expect(res, "chroot", LIVE, PASS, "(from its -chroot)");
+    stop_procs(f);
+
+    /* A line naming another domain's uid, under this one's. */
+    start_dm(f,
+             &(dm_spec){ .domid = LIVE,
+                         .chroot_dir = root,
+                         .extra = { "-run-with", "user=6000004:6000004" } });
+    res = run(f, 0);
+    expect(res, "cmdline", LIVE, FAIL,
+           "-run-with user=6000004:6000004 on its command line, but domid "
+           "3's uid is 6000003");
+    expect_only_failures(res, fails);
+    free(chroot);
+    free(root);
+}
+
 /* ---------- the uid range ---------- */
 
 /* One of root's helpers in passing: ids (uid, uid, 0) for 40 ms, as a
@@ -871,6 +924,75 @@ static void test_xenstore_pid_not_jailed(void **state)
            "runs as uids 0 0 0 0, not under domid 3's uid 6000003: not "
            "jailed");
     assert_int_equal(find(res, "xenstore_pid", LIVE)->pid, root);
+}
+
+/*
+ * libxl 4.20 records its QEMU option probe's pid at device-model-pid
+ * until the DM starts: root, no -xen-domid, by design.  Said as such,
+ * not failed; the same line with one argument more is failed.
+ */
+static void test_xenstore_pid_probe(void **state)
+{
+    static const char *const probe_args[] = {
+        "qemu-system-i386",
+        "-S",
+        "-no-user-config",
+        "-nodefaults",
+        "-nographic",
+        "-machine",
+        "none,accel=xen",
+        "-chardev",
+        "socket,id=libxl-cmd,fd=9,server=on,wait=off",
+        "-mon",
+        "chardev=libxl-cmd,mode=control",
+        NULL, /* room for one more */
+        NULL,
+    };
+    fx *f = *state;
+    const xlreaper_audit_result *res;
+    char prog[512];
+
+    snprintf(prog, sizeof(prog), "%s/tests/progs/fake_dm", xlrt_build_dir());
+    f->h.dm_pid = hook_dm_pid;
+    f->xs_domid = LIVE;
+    start_dm(f, &(dm_spec){ .domid = LIVE }); /* the domain has its DM */
+    for (int more = 0; more < 2; more++) {
+        char *argv[13];
+        pid_t probe;
+
+        memcpy(argv, probe_args, sizeof(argv));
+        if (more)
+            argv[11] = "-name";
+        probe = fork();
+        assert_true(probe >= 0);
+        if (probe == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            execv(prog, argv);
+            _exit(127);
+        }
+        f->procs[f->nprocs++] = probe;
+        f->xs_pid = probe;
+        /* Until it has exec'd, its cmdline is ours. */
+        for (int i = 0;; i++) {
+            char *text = NULL;
+            ssize_t n =
+                xlreaper__audit_read_proc(probe, "cmdline", 4096, &text);
+            bool done = n > 0 && !strcmp(text, "qemu-system-i386");
+            free(text);
+            if (done)
+                break;
+            assert_true(i < 10000);
+            usleep(500);
+        }
+        res = run(f, 0);
+        if (!more)
+            expect(res, "xenstore_pid", LIVE, SKIP,
+                   "is libxl's QEMU option probe (root, -machine none, no "
+                   "-xen-domid), not a DM");
+        else
+            expect(res, "xenstore_pid", LIVE, FAIL, "not jailed");
+        assert_int_equal(find(res, "xenstore_pid", LIVE)->pid, probe);
+    }
 }
 
 /* libxenstore has no timeout; the audit's own must hold. */
@@ -1157,6 +1279,8 @@ int main(void)
         T(test_helper_in_passing),
         T(test_two_domains_uids),
         T(test_xenstore_pid_not_jailed),
+        T(test_xenstore_pid_probe),
+        T(test_libxl420_cmdline),
         T(test_xenstore_that_never_answers),
         T(test_live_unknown),
         T(test_quiet_pass_probes_little),

@@ -227,6 +227,90 @@ static void test_cmdline(void **state)
     }
 }
 
+/* libxl 4.20's spellings beside 4.17's, and its option probe. */
+static void test_cmdline_420(void **state)
+{
+#define CL(s) s, sizeof(s) - 1
+#define PROBE                                                                 \
+    "qemu\0-S\0-no-user-config\0-nodefaults\0-nographic\0-machine\0"          \
+    "none,accel=xen\0-chardev\0socket,id=libxl-cmd,fd=27,server=on,"          \
+    "wait=off\0-mon\0chardev=libxl-cmd,mode=control\0"
+    static const struct {
+        const char *text;
+        size_t len;
+        uint32_t domid; /* 0: no -xen-domid */
+        const char *chroot;
+        bool chroot_rw;
+        const char *user;
+        bool user_rw;
+        unsigned nuser;
+        bool probe;
+    } cases[] = {
+        /* 4.17: -chroot, -runas */
+        { CL("qemu\0-xen-domid\0005\0-xen-domid-restrict\0-chroot\0"
+             "/var/run/xen/qemu-root-5\0-runas\000131077:131072\0"),
+          5, "/var/run/xen/qemu-root-5", false, "131077:131072", false, 1,
+          false },
+        /* 4.20: two -run-with, user= last on the line */
+        { CL("qemu\0-xen-domid\0005\0-no-shutdown\0-xen-domid-restrict\0"
+             "-run-with\0chroot=/var/run/xen/qemu-root-5\0-incoming\0fd:9\0"
+             "-machine\0xenfv\0-run-with\0user=131077:131072\0"),
+          5, "/var/run/xen/qemu-root-5", true, "131077:131072", true, 1,
+          false },
+        /* QEMU 9.0 under 4.20: -run-with chroot= and -runas */
+        { CL("qemu\0-xen-domid\0005\0-run-with\0chroot=/r\0-runas\0"
+             "1:2\0"),
+          5, "/r", true, "1:2", false, 1, false },
+        /* both in one, QemuOpts' ",," a literal comma */
+        { CL("qemu\0-xen-domid\0005\0-run-with\0async-teardown=on,"
+             "chroot=/a,,b,user=3:4\0"),
+          5, "/a,b", true, "3:4", true, 1, false },
+        { CL("qemu\0-xen-domid\0005\0-run-with\0user=3:4,,x\0"), 5, NULL,
+          false, "3:4,x", true, 1, false },
+        /* two uid switches: counted, the last kept */
+        { CL("qemu\0-xen-domid\0005\0-runas\0001:1\0-run-with\0user=2:2\0"), 5,
+          NULL, false, "2:2", true, 2, false },
+        /* too long for ids or a name: "?" */
+        { CL("qemu\0-xen-domid\0005\0-run-with\0user="
+             "1111111111111111111111111111111111111111111111111111111111111111"
+             "\0"),
+          5, NULL, false, "?", true, 1, false },
+        /* libxl 4.20's probe, and near misses */
+        { CL(PROBE), 0, NULL, false, NULL, false, 0, true },
+        { CL(PROBE "-name\0x\0"), 0, NULL, false, NULL, false, 0, false },
+        { PROBE, sizeof(PROBE) - 2, 0, NULL, false, NULL, false, 0, false },
+        { CL("qemu\0-S\0-no-user-config\0-nodefaults\0-nographic\0-machine\0"
+             "none,accel=xen\0-chardev\0socket,id=libxl-cmd,fd=27,server=on,"
+             "wait=off\0-mon\0chardev=libxl-cmd,mode=readline\0"),
+          0, NULL, false, NULL, false, 0, false },
+    };
+#undef PROBE
+#undef CL
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        xlreaper__audit_cmdline cl;
+        xlreaper__audit_parse_cmdline(cases[i].text, cases[i].len, &cl);
+        if ((cases[i].domid ? cl.domid != cases[i].domid : cl.ndomid != 0))
+            fail_msg("case %zu: domid %u (%u seen)", i, cl.domid, cl.ndomid);
+        if (!cases[i].chroot != !cl.chroot ||
+            (cl.chroot && (cl.chroot_len != strlen(cases[i].chroot) ||
+                           memcmp(cl.chroot, cases[i].chroot, cl.chroot_len) ||
+                           cl.chroot_run_with != cases[i].chroot_rw)))
+            fail_msg("case %zu: chroot %.*s", i,
+                     cl.chroot ? (int)cl.chroot_len : 6,
+                     cl.chroot ? cl.chroot : "(none)");
+        if (!cases[i].user != !cl.user ||
+            (cl.user && (strcmp(cl.user, cases[i].user) ||
+                         cl.user_run_with != cases[i].user_rw)) ||
+            cl.nuser != cases[i].nuser)
+            fail_msg("case %zu: user %s (%u)", i, cl.user ? cl.user : "-",
+                     cl.nuser);
+        if (cl.libxl_probe != cases[i].probe)
+            fail_msg("case %zu: probe %d", i, cl.libxl_probe);
+    }
+}
+
 /* ---------- numbers, /proc/stat ---------- */
 
 static void test_parse_ulong(void **state)
@@ -398,6 +482,7 @@ int main(void)
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_limits_malformed),
         cmocka_unit_test(test_cmdline),
+        cmocka_unit_test(test_cmdline_420),
         cmocka_unit_test(test_parse_ulong),
         cmocka_unit_test(test_forks_line),
         cmocka_unit_test(test_xenfd_verdicts),

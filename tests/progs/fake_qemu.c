@@ -3,34 +3,77 @@
  * got and exits.
  *
  *   fake_qemu -help      a help text chosen by $FAKE_QEMU_HELP:
- *                        "runas" (QEMU 7.2: -runas, -chroot), "run-with"
- *                        (QEMU 9.1: -run-with user=, chroot=), "none";
- *                        "fail" exits 1
- *   fake_qemu ARG...     prints "pid=P", "ids=RUID,EUID,SUID:RGID,..."
- *                        and one "arg=..." line per argument (argv[0]
- *                        included) on stdout, exits 0
+ *                        "7.2" or "runas" (Debian 12's 7.2: -runas,
+ *                        -chroot), "9.1" or "run-with" (-run-with
+ *                        user=, chroot=, and -runas), "10.0" (Debian
+ *                        13's 10.0: -run-with only), "none"; "fail"
+ *                        exits 1
+ *   fake_qemu ARG...     prints "pid=P", "ids=RUID,EUID,SUID:RGID,...",
+ *                        "fds=0,1,2,...", one "fd=N:dev:ino:cloexec"
+ *                        line for each open descriptor above 2, and one
+ *                        "arg=..." line per argument (argv[0] included)
+ *                        on stdout, exits 0
+ *
+ * The help texts are the lines around the uid and chroot options as the
+ * real binaries print them: 7.2 from Debian 12's qemu-system-i386
+ * 1:7.2+dfsg-7+deb12u18, 10.0 from the strings of Debian 13's
+ * xen-qemu-system-i386 (qemu-system-xen 1:10.0.13+ds-0+deb13u1), which
+ * has neither -runas (removed in 10.0) nor -chroot (removed in 9.0).
  */
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-static const char help_runas[] =
-    "QEMU emulator version 7.2.22\n"
+static const char help_7_2[] =
+    "QEMU emulator version 7.2.22 (Debian 1:7.2+dfsg-7+deb12u18+b3)\n"
     "usage: qemu-system-i386 [options] [disk_image]\n"
+    "-nodefaults     don't create default devices\n"
     "-chroot dir     chroot to dir just before starting the VM\n"
     "-runas user     change to user id user just before starting the VM\n"
-    "                user can be numeric uid:gid instead\n";
+    "                user can be numeric uid:gid instead\n"
+    "-sandbox on[,obsolete=allow|deny][,elevateprivileges=allow|deny|"
+    "children]\n"
+    "          [,spawn=allow|deny][,resourcecontrol=allow|deny]\n";
 
-static const char help_run_with[] =
+static const char help_9_1[] =
     "QEMU emulator version 9.1.0\n"
+    "-runas user     change to user id user just before starting the VM\n"
+    "                user can be numeric uid:gid instead\n"
     "-run-with [async-teardown=on|off][,chroot=dir][user=username|uid:gid]\n"
     "                Set miscellaneous QEMU process lifecycle options:\n"
+    "                async-teardown=on enables asynchronous teardown "
+    "(Linux only)\n"
     "                chroot=dir chroot to dir just before starting the VM\n"
-    "                user=username switch to the specified user before\n"
-    "                starting the VM\n"
-    "-runas user     obsolete: see -run-with user=\n";
+    "                user=username switch to the specified user before "
+    "starting the VM\n"
+    "                user=uid:gid ditto, but use specified user-ID and "
+    "group-ID instead\n";
+
+static const char help_10_0[] =
+    "QEMU emulator version 10.0.13 (Debian 1:10.0.13+ds-0+deb13u1)\n"
+    "usage: qemu-system-i386 [options] [disk_image]\n"
+    "-nodefaults     don't create default devices\n"
+    "-sandbox on[,obsolete=allow|deny][,elevateprivileges=allow|deny|"
+    "children]\n"
+    "          [,spawn=allow|deny][,resourcecontrol=allow|deny]\n"
+    "-trace [[enable=]<pattern>][,events=<file>][,file=<file>]\n"
+    "                specify tracing options\n"
+    "-plugin [file=]<file>[,<argname>=<argvalue>]\n"
+    "                load a plugin\n"
+    "-run-with [async-teardown=on|off][,chroot=dir][user=username|uid:gid]\n"
+    "                Set miscellaneous QEMU process lifecycle options:\n"
+    "                async-teardown=on enables asynchronous teardown "
+    "(Linux only)\n"
+    "                chroot=dir chroot to dir just before starting the VM\n"
+    "                user=username switch to the specified user before "
+    "starting the VM\n"
+    "                user=uid:gid ditto, but use specified user-ID and "
+    "group-ID instead\n"
+    "-msg [timestamp[=on|off]][,guest-name=[on|off]]\n"
+    "                control error message format\n";
 
 int main(int argc, char **argv)
 {
@@ -41,12 +84,14 @@ int main(int argc, char **argv)
         const char *h = getenv("FAKE_QEMU_HELP");
         if (h && !strcmp(h, "fail"))
             return 1;
-        if (h && !strcmp(h, "run-with"))
-            fputs(help_run_with, stdout);
+        if (h && (!strcmp(h, "run-with") || !strcmp(h, "9.1")))
+            fputs(help_9_1, stdout);
+        else if (h && !strcmp(h, "10.0"))
+            fputs(help_10_0, stdout);
         else if (h && !strcmp(h, "none"))
             fputs("QEMU emulator version 2.0\n-name string\n", stdout);
         else
-            fputs(help_runas, stdout);
+            fputs(help_7_2, stdout);
         return 0;
     }
     getresuid(&r, &e, &s);
@@ -60,6 +105,14 @@ int main(int argc, char **argv)
         if (fcntl(fd, F_GETFD) >= 0)
             printf("%s%d", n++ ? "," : "", fd);
     printf("\n");
+    /* Which file each is: a test compares it with what it passed. */
+    for (int fd = 3; fd < 4096; fd++) {
+        struct stat st;
+        int fl = fcntl(fd, F_GETFD);
+        if (fl >= 0 && fstat(fd, &st) == 0)
+            printf("fd=%d:%lu:%lu:%d\n", fd, (unsigned long)st.st_dev,
+                   (unsigned long)st.st_ino, !!(fl & FD_CLOEXEC));
+    }
     for (int i = 0; i < argc; i++)
         printf("arg=%s\n", argv[i]);
     return 0;

@@ -1,7 +1,8 @@
 /*
  * test_spawn_args.c - the QEMU command line parser (descriptors to keep,
- * -runas / -run-with, -chroot), the uid:gid parser and the -help
- * feature scan: table-driven, with every kind of malformed input.
+ * -runas / -run-with, -chroot), the uid:gid parser, the -help feature
+ * scan and libxl 4.20's probe line: table-driven, with every kind of
+ * malformed input.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,6 +223,54 @@ static void test_runas_chroot_table(void **state)
           XLREAPER_ERROR_INVAL },
         { { "-chroot", "/d", "-chroot", "/d" }, XLREAPER_ERROR_INVAL },
         { { "-run-with" }, XLREAPER_ERROR_INVAL },
+        /* libxl 4.20: two -run-with, their keys combined */
+        { { "-run-with", "chroot=/var/run/xen/qemu-root-7", "-incoming",
+            "fd:9", "-run-with", "user=131079:131072" },
+          0,
+          "131079:131072",
+          XLREAPER__QEMU_FORM_RUN_WITH,
+          "/var/run/xen/qemu-root-7",
+          XLREAPER__QEMU_FORM_RUN_WITH },
+        /* QEMU 9.0 under libxl 4.20: -run-with chroot=, -runas */
+        { { "-run-with", "chroot=/r", "-runas", "1:2" },
+          0,
+          "1:2",
+          XLREAPER__QEMU_FORM_OPTION,
+          "/r",
+          XLREAPER__QEMU_FORM_RUN_WITH },
+        { { "-run-with", "chroot=/r,", "-run-with", ",user=1:2" },
+          0,
+          "1:2",
+          XLREAPER__QEMU_FORM_RUN_WITH,
+          "/r",
+          XLREAPER__QEMU_FORM_RUN_WITH },
+        { { "-run-with", "async-teardown", "-run-with", "user=1:2" },
+          0,
+          "1:2",
+          XLREAPER__QEMU_FORM_RUN_WITH,
+          NULL,
+          0 },
+        /* a third -run-with, whatever it says */
+        { { "-run-with", "chroot=/r", "-run-with", "user=1:2", "-run-with",
+            "async-teardown=on" },
+          XLREAPER_ERROR_INVAL },
+        /* a key twice, in one option or across two */
+        { { "-run-with", "chroot=/r", "-run-with", "chroot=/r" },
+          XLREAPER_ERROR_INVAL },
+        { { "-run-with", "user=1:2", "-run-with", "user=1:2" },
+          XLREAPER_ERROR_INVAL },
+        { { "-run-with", "async-teardown=on,async-teardown=off" },
+          XLREAPER_ERROR_INVAL },
+        { { "-run-with", "async-teardown=on", "-run-with",
+            "noasync-teardown" },
+          XLREAPER_ERROR_INVAL },
+        /* "user" alone is user=on, "nochroot" chroot=off, to QemuOpts */
+        { { "-run-with", "user" }, XLREAPER_ERROR_INVAL },
+        { { "-run-with", "nouser" }, XLREAPER_ERROR_INVAL },
+        { { "-run-with", "chroot" }, XLREAPER_ERROR_INVAL },
+        { { "-run-with", "nochroot" }, XLREAPER_ERROR_INVAL },
+        { { "-run-with", "averyveryverylongkeythatnoqemutakes=1" },
+          XLREAPER_ERROR_INVAL },
     };
     (void)state;
 
@@ -318,6 +367,32 @@ static void test_help_features_table(void **state)
         { "-run-with [async-teardown=on|off][,chroot=dir]\n"
           "-runas user     change to user id\n",
           XLREAPER__QEMU_HAS_RUN_WITH_CHROOT | XLREAPER__QEMU_HAS_RUNAS },
+        /* Debian 13's 10.0.13: -run-with only (no -runas, no -chroot) */
+        { "-sandbox on[,obsolete=allow|deny]\n"
+          "          [,spawn=allow|deny][,resourcecontrol=allow|deny]\n"
+          "-run-with [async-teardown=on|off][,chroot=dir][user=username|"
+          "uid:gid]\n"
+          "                Set miscellaneous QEMU process lifecycle "
+          "options:\n"
+          "                chroot=dir chroot to dir just before starting the "
+          "VM\n"
+          "                user=username switch to the specified user before "
+          "starting the VM\n"
+          "-msg [timestamp[=on|off]][,guest-name=[on|off]]\n",
+          XLREAPER__QEMU_HAS_RUN_WITH_USER |
+              XLREAPER__QEMU_HAS_RUN_WITH_CHROOT },
+        /* 10.1 moves user= to a continuation line */
+        { "-run-with [async-teardown=on|off][,chroot=dir]\n"
+          "          [,exit-with-parent=on|off][,user=username|uid:gid]\n"
+          "                Set miscellaneous QEMU process lifecycle "
+          "options:\n",
+          XLREAPER__QEMU_HAS_RUN_WITH_USER |
+              XLREAPER__QEMU_HAS_RUN_WITH_CHROOT },
+        /* user= in another option's entry is not -run-with's */
+        { "-run-with [async-teardown=on|off][,chroot=dir]\n"
+          "-netdev user,id=str[,user=x]\n"
+          "                user=x is not -run-with's\n",
+          XLREAPER__QEMU_HAS_RUN_WITH_CHROOT },
         { "-runas\tuser", XLREAPER__QEMU_HAS_RUNAS }, /* no newline */
         { "                -runas user (in a help paragraph)\n", 0 },
         { "-runasx user\n-chrootdir\n", 0 },
@@ -335,6 +410,90 @@ static void test_help_features_table(void **state)
     }
 }
 
+/* ---------- libxl 4.20's probe line ---------- */
+
+#define PROBE_HEAD                                                            \
+    "-S", "-no-user-config", "-nodefaults", "-nographic", "-machine",         \
+        "none,accel=xen", "-chardev"
+#define PROBE_MON "-mon", "chardev=libxl-cmd,mode=control"
+#define SOCK(n) "socket,id=libxl-cmd,fd=" n ",server=on,wait=off"
+
+static void test_libxl_probe_line_table(void **state)
+{
+    static const struct {
+        const char *args[16];
+        int fd; /* -1: not the probe */
+    } cases[] = {
+        /* libxl_dm.c, RELEASE-4.20.0..4.21 */
+        { { PROBE_HEAD, SOCK("3"), PROBE_MON }, 3 },
+        { { PROBE_HEAD, SOCK("27"), PROBE_MON }, 27 },
+        { { PROBE_HEAD, SOCK("2147483647"), PROBE_MON }, 2147483647 },
+        { { PROBE_HEAD, SOCK("2147483648"), PROBE_MON }, -1 },
+        { { PROBE_HEAD, SOCK("99999999999"), PROBE_MON }, -1 },
+        { { PROBE_HEAD, SOCK("2"), PROBE_MON }, -1 },
+        { { PROBE_HEAD, SOCK("0"), PROBE_MON }, -1 },
+        { { PROBE_HEAD, SOCK("03"), PROBE_MON }, -1 },
+        { { PROBE_HEAD, SOCK("+3"), PROBE_MON }, -1 },
+        { { PROBE_HEAD, SOCK("-3"), PROBE_MON }, -1 },
+        { { PROBE_HEAD, SOCK(" 3"), PROBE_MON }, -1 },
+        { { PROBE_HEAD, SOCK("3 "), PROBE_MON }, -1 },
+        { { PROBE_HEAD, SOCK("0x3"), PROBE_MON }, -1 },
+        { { PROBE_HEAD, SOCK(""), PROBE_MON }, -1 },
+        { { PROBE_HEAD, SOCK("3,fd=4"), PROBE_MON }, -1 },
+        { { PROBE_HEAD, "socket,id=libxl-cmd,fd=3,server=on,wait=off,x=y",
+            PROBE_MON },
+          -1 },
+        { { PROBE_HEAD, "socket,id=libxl-cmd,path=/run/x,server=on,wait=off",
+            PROBE_MON },
+          -1 },
+        { { PROBE_HEAD, "socket,id=other,fd=3,server=on,wait=off", PROBE_MON },
+          -1 },
+        /* an argument more, anywhere; one less */
+        { { PROBE_HEAD, SOCK("3"), PROBE_MON, "-xen-domid", "5" }, -1 },
+        { { PROBE_HEAD, SOCK("3"), PROBE_MON, "-run-with", "user=0:0" }, -1 },
+        { { PROBE_HEAD, SOCK("3"), PROBE_MON, "" }, -1 },
+        { { "-S", PROBE_HEAD, SOCK("3"), PROBE_MON }, -1 },
+        { { PROBE_HEAD, SOCK("3"), "-mon" }, -1 },
+        { { PROBE_HEAD, SOCK("3") }, -1 },
+        { { "-S" }, -1 },
+        { { NULL }, -1 },
+        /* spelled otherwise: QEMU would take these, libxl does not give
+         * them */
+        { { "--S", "-no-user-config", "-nodefaults", "-nographic", "-machine",
+            "none,accel=xen", "-chardev", SOCK("3"), PROBE_MON },
+          -1 },
+        { { "-S", "-no-user-config", "-nodefaults", "-nographic", "-machine",
+            "accel=xen,none", "-chardev", SOCK("3"), PROBE_MON },
+          -1 },
+        { { "-S", "-no-user-config", "-nodefaults", "-nographic", "-machine",
+            "xenfv,accel=xen", "-chardev", SOCK("3"), PROBE_MON },
+          -1 },
+        { { "-S", "-no-user-config", "-nodefaults", "-nographic", "-M",
+            "none,accel=xen", "-chardev", SOCK("3"), PROBE_MON },
+          -1 },
+        { { "-no-user-config", "-S", "-nodefaults", "-nographic", "-machine",
+            "none,accel=xen", "-chardev", SOCK("3"), PROBE_MON },
+          -1 },
+        { { PROBE_HEAD, SOCK("3"), "-mon", "chardev=libxl-cmd,mode=readline" },
+          -1 },
+    };
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *argv[20];
+        int n = 0, fd = -1, r;
+
+        argv[n++] = (char *)"/usr/local/libexec/xl-reaper/qemu-dm-restrict";
+        for (int j = 0; j < 16 && cases[i].args[j]; j++)
+            argv[n++] = (char *)cases[i].args[j];
+        argv[n] = NULL;
+        r = xlreaper_libxl_probe_line(argv, &fd);
+        if (r != (cases[i].fd >= 0) || (r && fd != cases[i].fd))
+            fail_msg("case %zu: %d fd %d, want fd %d", i, r, fd, cases[i].fd);
+    }
+    assert_int_equal(xlreaper_libxl_probe_line(NULL, NULL), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_runas_chroot_table),
         cmocka_unit_test(test_parse_ids_table),
         cmocka_unit_test(test_help_features_table),
+        cmocka_unit_test(test_libxl_probe_line_table),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

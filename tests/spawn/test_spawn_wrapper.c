@@ -4,7 +4,10 @@
  * pass through unchanged apart from -runas (and -chroot) added in the
  * form the "installed" QEMU's -help offers, a bad or missing -xen-domid
  * and a mismatched -runas are refused, the pid stays the same (exec in
- * place), and it works after libxl's own preexec.
+ * place), and it works after libxl's own preexec.  libxl 4.20's QEMU
+ * option probe runs through unchanged as root with its QMP socket, and
+ * its DM lines (-run-with chroot= and a second -run-with user=) pass as
+ * 4.17's do, against a fake answering -help as QEMU 7.2 and 10.0 do.
  * uid block: base 4200000 (domids 61..90).
  */
 #include <errno.h>
@@ -15,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -491,6 +496,361 @@ static void test_busy_uid_refused(void **state)
     f->bystander = 0;
 }
 
+/* ---------- libxl 4.20 ---------- */
+
+/* A listening unix socket as libxl__pre_open_qmp_socket leaves it:
+ * inheritable, above 2. */
+static int qmp_socket(fixture *f, const char *name)
+{
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+    assert_true(fd > 2);
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", f->dir, name);
+    assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(listen(fd, 1), 0);
+    return fd;
+}
+
+static char *join_args(char *const args[])
+{
+    size_t n = 1;
+    char *j;
+
+    for (int i = 0; args[i]; i++)
+        n += strlen(args[i]) + 1;
+    j = calloc(1, n);
+    for (int i = 0; args[i]; i++) {
+        if (i)
+            strcat(j, " ");
+        strcat(j, args[i]);
+    }
+    return j;
+}
+
+/* The fake's "fd=N:dev:ino:cloexec" line for the file fd is here. */
+static void expect_same_fd(const run_result *r, int fd)
+{
+    struct stat st;
+    char want[128];
+
+    assert_int_equal(fstat(fd, &st), 0);
+    snprintf(want, sizeof(want), "fd=%d:%lu:%lu:0", fd,
+             (unsigned long)st.st_dev, (unsigned long)st.st_ino);
+    if (!xlrt_has_line(r->out, want))
+        fail_msg("QEMU lacks '%s':\n%s", want, r->out);
+}
+
+/* libxl_dm.c's probe line, RELEASE-4.20.0 to 4.21 alike. */
+#define PROBE_ARGS(chardev)                                                   \
+    "-S", "-no-user-config", "-nodefaults", "-nographic", "-machine",         \
+        "none,accel=xen", "-chardev", (chardev), "-mon",                      \
+        "chardev=libxl-cmd,mode=control"
+
+static void test_libxl_probe_runs_unchanged(void **state)
+{
+    static const char *const helps[] = { "7.2", "10.0" };
+    fixture *f = *state;
+    int qmp = qmp_socket(f, "qmp-probe");
+    int stray = open("/dev/null", O_RDWR); /* not named: closed */
+    char chardev[128], want[4200];
+
+    snprintf(chardev, sizeof(chardev),
+             "socket,id=libxl-cmd,fd=%d,server=on,wait=off", qmp);
+    char *const args[] = { PROBE_ARGS(chardev), NULL };
+    char *joined = join_args(args);
+
+    assert_true(stray > qmp);
+    for (size_t i = 0; i < 2; i++) {
+        char *seen;
+        run_result r;
+
+        run_wrapper(f, helps[i], args, &r);
+        expect_ran(&r);
+        /* The same argv after argv[0], which is qemu_path. */
+        seen = args_seen(r.out);
+        assert_string_equal(seen, joined);
+        snprintf(want, sizeof(want), "arg=%s", f->fake);
+        assert_true(xlrt_has_line(r.out, want));
+        /* Root, for no domain: no DM uid or gid taken. */
+        assert_true(xlrt_has_line(r.out, "ids=0,0,0:0,0,0"));
+        /* libxl's socket itself, inheritable, and nothing else. */
+        snprintf(want, sizeof(want), "fds=0,1,2,%d", qmp);
+        if (!xlrt_has_line(r.out, want))
+            fail_msg("want '%s':\n%s", want, r.out);
+        expect_same_fd(&r, qmp);
+        /* -help was not asked: the probe is passed, not planned. */
+        assert_null(strstr(r.out, "QEMU emulator version"));
+        if (!strstr(r.err, "libxl's QEMU option probe"))
+            fail_msg("no probe line in stderr:\n%s", r.err);
+        free(seen);
+        run_result_dispose(&r);
+    }
+    free(joined);
+    close(stray);
+    close(qmp);
+}
+
+/* Only that exact line is the probe: anything else without -xen-domid
+ * is refused as before, and QEMU never runs. */
+static void test_libxl_probe_shape_exact(void **state)
+{
+    fixture *f = *state;
+    int qmp = qmp_socket(f, "qmp-shape");
+    char ok[128], lead0[128], two[128], closed[128];
+    run_result r;
+
+    snprintf(ok, sizeof(ok), "socket,id=libxl-cmd,fd=%d,server=on,wait=off",
+             qmp);
+    snprintf(lead0, sizeof(lead0),
+             "socket,id=libxl-cmd,fd=0%d,server=on,wait=off", qmp);
+    snprintf(two, sizeof(two), "socket,id=libxl-cmd,fd=2,server=on,wait=off");
+    snprintf(closed, sizeof(closed),
+             "socket,id=libxl-cmd,fd=%d,server=on,wait=off", qmp + 40);
+    const char *const cases[][16] = {
+        { PROBE_ARGS(ok), "-name", "x" },    /* an option more */
+        { PROBE_ARGS(ok), "-runas", "0:0" }, /* a uid switch more */
+        { PROBE_ARGS(ok), "-xen-domid-restrict" },
+        { PROBE_ARGS(ok), "-S" }, /* even a repeat */
+        { "-S", "-no-user-config", "-nodefaults", "-nographic", "-machine",
+          "none,accel=xen", "-chardev", ok }, /* no -mon */
+        { "-no-user-config", "-S", "-nodefaults", "-nographic", "-machine",
+          "none,accel=xen", "-chardev", ok, "-mon",
+          "chardev=libxl-cmd,mode=control" }, /* order */
+        { "--S", "-no-user-config", "-nodefaults", "-nographic", "-machine",
+          "none,accel=xen", "-chardev", ok, "-mon",
+          "chardev=libxl-cmd,mode=control" }, /* spelling */
+        { PROBE_ARGS(lead0) },
+        { PROBE_ARGS(two) },
+        { PROBE_ARGS("socket,id=libxl-cmd,fd=x,server=on,wait=off") },
+        { PROBE_ARGS("socket,id=libxl-cmd,path=/x,server=on,wait=off") },
+        { "-S", "-no-user-config", "-nodefaults", "-nographic", "-machine",
+          "xenfv,accel=xen", "-chardev", ok, "-mon",
+          "chardev=libxl-cmd,mode=control" }, /* a machine */
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        run_wrapper(f, "10.0", (char *const *)cases[i], &r);
+        expect_refused(&r, "no -xen-domid");
+        run_result_dispose(&r);
+    }
+    /* The probe's shape, but the descriptor libxl names is not open. */
+    char *const shut[] = { PROBE_ARGS(closed), NULL };
+    run_wrapper(f, "10.0", shut, &r);
+    expect_refused(&r, "the QMP descriptor");
+    run_result_dispose(&r);
+    close(qmp);
+}
+
+static void make_chroot(fixture *f, unsigned domid, char *dir, size_t n)
+{
+    snprintf(dir, n, "%s/qemu-root-%u", f->dir, domid);
+    assert_int_equal(mkdir(dir, 0), 0);
+}
+
+/*
+ * libxl 4.20's DM line for a dm_restrict HVM guest on QEMU 10.0, as
+ * libxl__build_device_model_args_new orders it, restoring (-incoming):
+ * passed through unchanged, both descriptors kept.
+ */
+static void test_libxl420_dm_line(void **state)
+{
+    fixture *f = *state;
+    int qmp = qmp_socket(f, "qmp-73");
+    int incoming = open("/dev/null", O_RDONLY);
+    char chardev[128], inc[32], dir[4096], chroot[4200], want[128];
+    char *seen, *joined;
+    run_result r;
+
+    make_chroot(f, 73, dir, sizeof(dir));
+    snprintf(chardev, sizeof(chardev),
+             "socket,id=libxl-cmd,fd=%d,server=on,wait=off", qmp);
+    snprintf(inc, sizeof(inc), "fd:%d", incoming);
+    snprintf(chroot, sizeof(chroot), "chroot=%s", dir);
+    char *const args[] = {
+        "-xen-domid",
+        "73",
+        "-no-shutdown",
+        "-chardev",
+        chardev,
+        "-S",
+        "-mon",
+        "chardev=libxl-cmd,mode=control",
+        "-chardev",
+        "socket,id=libxenstat-cmd,path=/run/xen/qmp-libxenstat-73,"
+        "server=on,wait=off",
+        "-mon",
+        "chardev=libxenstat-cmd,mode=control",
+        "-nodefaults",
+        "-no-user-config",
+        "-name",
+        "guest",
+        "-nographic",
+        "-xen-domid-restrict",
+        "-run-with",
+        chroot,
+        "-incoming",
+        inc,
+        "-machine",
+        "xenfv,suppress-vmdesc=on",
+        "-m",
+        "128",
+        "-run-with",
+        "user=4200073:4200073",
+        NULL,
+    };
+
+    joined = join_args(args);
+    run_wrapper(f, "10.0", args, &r);
+    expect_ran(&r);
+    seen = args_seen(r.out);
+    assert_string_equal(seen, joined);
+    snprintf(want, sizeof(want), "fds=0,1,2,%d,%d", qmp, incoming);
+    assert_true(xlrt_has_line(r.out, want));
+    expect_same_fd(&r, qmp);
+    expect_same_fd(&r, incoming);
+    assert_true(xlrt_has_line(r.out, "ids=0,0,0:4200073,4200073,4200073"));
+    /* Complete: -help was not asked. */
+    assert_null(strstr(r.out, "QEMU emulator version"));
+    free(seen);
+    run_result_dispose(&r);
+
+    /* Its fallback when the probe failed (-chroot, -runas), on 7.2;
+     * and QEMU 9.0's mix, -run-with chroot= with -runas. */
+    char *const fallback[] = { "-xen-domid",      "73", "-xen-domid-restrict",
+                               "-chroot",         dir,  "-runas",
+                               "4200073:4200073", NULL };
+    char *const mixed[] = { "-xen-domid", "73",     "-run-with",
+                            chroot,       "-runas", "4200073:4200073",
+                            NULL };
+    char *const *lines[] = { fallback, mixed };
+    for (size_t i = 0; i < 2; i++) {
+        char *j = join_args(lines[i]);
+        run_wrapper(f, "7.2", lines[i], &r);
+        expect_ran(&r);
+        seen = args_seen(r.out);
+        assert_string_equal(seen, j);
+        free(seen);
+        free(j);
+        run_result_dispose(&r);
+    }
+    free(joined);
+    close(incoming);
+    close(qmp);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* What a line lacks is added as -run-with when QEMU 10.0 is installed,
+ * and a line that uses -run-with never gets -runas or -chroot. */
+static void test_run_with_added(void **state)
+{
+    fixture *f = *state;
+    char dir[4096], chroot[4200], want[8400];
+    char *seen;
+    run_result r;
+
+    make_chroot(f, 74, dir, sizeof(dir));
+    snprintf(chroot, sizeof(chroot), "chroot=%s", dir);
+
+    /* Nothing given: both, as two -run-with. */
+    char *const bare[] = { "-xen-domid", "74", "-S", NULL };
+    run_wrapper(f, "10.0", bare, &r);
+    expect_ran(&r);
+    seen = args_seen(r.out);
+    snprintf(want, sizeof(want),
+             "-xen-domid 74 -S -run-with user=4200074:4200074 -run-with %s",
+             chroot);
+    assert_string_equal(seen, want);
+    free(seen);
+    run_result_dispose(&r);
+
+    /* libxl's -run-with chroot= without a user: user= added. */
+    char *const no_user[] = { "-xen-domid", "74", "-run-with", chroot, NULL };
+    run_wrapper(f, "10.0", no_user, &r);
+    expect_ran(&r);
+    seen = args_seen(r.out);
+    snprintf(want, sizeof(want),
+             "-xen-domid 74 -run-with %s -run-with user=4200074:4200074",
+             chroot);
+    assert_string_equal(seen, want);
+    free(seen);
+    run_result_dispose(&r);
+
+    /* The same on a QEMU whose -help offers only -runas: refused, not
+     * switched to -runas. */
+    run_wrapper(f, "7.2", no_user, &r);
+    expect_refused(&r, "uses -run-with but");
+    assert_non_null(strstr(r.err, "not adding -runas"));
+    run_result_dispose(&r);
+
+    /* A -run-with user= line lacking the chroot, on 7.2: no -chroot. */
+    char *const no_chroot[] = { "-xen-domid", "74", "-run-with",
+                                "user=4200074:4200074", NULL };
+    run_wrapper(f, "7.2", no_chroot, &r);
+    expect_refused(&r, "not adding -chroot");
+    run_result_dispose(&r);
+    run_wrapper(f, "10.0", no_chroot, &r);
+    expect_ran(&r);
+    seen = args_seen(r.out);
+    snprintf(want, sizeof(want),
+             "-xen-domid 74 -run-with user=4200074:4200074 -run-with %s",
+             chroot);
+    assert_string_equal(seen, want);
+    free(seen);
+    run_result_dispose(&r);
+
+    /* QEMU 10.0 offers no -runas: a 4.17-style line lacking the uid
+     * switch gets -run-with user=, and none offered is refused. */
+    run_wrapper(f, "none", bare, &r);
+    expect_refused(&r, "offers neither -runas nor -run-with user=");
+    run_result_dispose(&r);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+static void test_run_with_refused(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        const char *a[10];
+        const char *why;
+    } cases[] = {
+        /* another domain's uid */
+        { { "-xen-domid", "75", "-run-with", "user=4200076:4200076" },
+          "runs it as 4200076:4200076, but this domain's device model ids "
+          "are 4200075:4200075" },
+        { { "-xen-domid", "75", "-run-with", "chroot=/x", "-run-with",
+            "user=4200075:4200075", "-run-with", "async-teardown=on" },
+          "-run-with given 3 times" },
+        { { "-xen-domid", "75", "-run-with", "user=4200075:4200075",
+            "-run-with", "user=4200075:4200075" },
+          "gives -run-with user= twice" },
+        { { "-xen-domid", "75", "-run-with", "chroot=/x", "-run-with",
+            "chroot=/x,user=4200075:4200075" },
+          "gives -run-with chroot= twice" },
+        { { "-xen-domid", "75", "-run-with",
+            "async-teardown=on,user=4200075:4200075", "-run-with",
+            "noasync-teardown" },
+          "gives -run-with async-teardown= twice" },
+        /* "user" alone is user=on to QEMU */
+        { { "-xen-domid", "75", "-run-with", "user" },
+          "user without a value" },
+        { { "-xen-domid", "75", "-run-with", "nochroot" },
+          "chroot without a value" },
+        { { "-xen-domid", "75", "-runas", "4200075:4200075", "-run-with",
+            "user=4200075:4200075" },
+          "names the user to run as twice" },
+        { { "-xen-domid", "75", "-run-with", "user=xen-qemuuser-range-base" },
+          "not as uid:gid" },
+    };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        run_result r;
+        run_wrapper(f, "10.0", (char *const *)cases[i].a, &r);
+        expect_refused(&r, cases[i].why);
+        run_result_dispose(&r);
+    }
+}
+
 int main(void)
 {
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
@@ -505,6 +865,11 @@ int main(void)
         T(test_exec_mode_with_runas_refused),
         T(test_exec_mode),
         T(test_busy_uid_refused),
+        T(test_libxl_probe_runs_unchanged),
+        T(test_libxl_probe_shape_exact),
+        T(test_libxl420_dm_line),
+        T(test_run_with_added),
+        T(test_run_with_refused),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -482,6 +482,46 @@ static int check_nnp(audit *a, const dm_proc *p)
                XLREAPER_AUDIT_PASS, "NoNewPrivs set");
 }
 
+/*
+ * The uid switch the line asks of QEMU: libxl 4.17's -runas UID:GID or
+ * 4.20's -run-with user=UID:GID (none when the wrapper switched before
+ * exec).  Numeric ids must be the domain's: QEMU took that uid, and ids
+ * does not see a line that names another (it would be the uid of
+ * another domain, or a user's).  A name (device_model_user) is not
+ * looked up; said as it is.
+ */
+static int check_cmdline_user(audit *a, const dm_proc *p,
+                              const xlreaper__audit_cmdline *cl)
+{
+    const char *opt = cl->user_run_with ? "-run-with user=" : "-runas ";
+    const char *restr = cl->restrict_opt ? "; -xen-domid-restrict" : "";
+    uid_t u;
+    gid_t g;
+
+    if (!cl->user)
+        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
+                   "-xen-domid %u matches the uid%s; no uid switch on "
+                   "its command line",
+                   cl->domid, restr);
+    if (cl->nuser > 1)
+        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
+                   "%u uid switches on its command line (-runas, -run-with "
+                   "user=); the last says %s",
+                   cl->nuser, cl->user);
+    if (xlreaper__qemu_parse_ids(cl->user, &u, &g) < 0)
+        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
+                   "-xen-domid %u matches the uid%s; %s%s is a name, not "
+                   "checked here (ids is)",
+                   cl->domid, restr, opt, cl->user);
+    if (u != p->uid)
+        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
+                   "%s%s on its command line, but domid %u's uid is %lu", opt,
+                   cl->user, p->domid, (unsigned long)p->uid);
+    return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
+               "-xen-domid %u matches the uid%s; %s%s", cl->domid, restr, opt,
+               cl->user);
+}
+
 static int check_cmdline(audit *a, const dm_proc *p,
                          xlreaper__audit_cmdline *cl, char **text_r)
 {
@@ -511,9 +551,7 @@ static int check_cmdline(audit *a, const dm_proc *p,
                    "-xen-domid %u, but it runs under domid %u's uid %lu: "
                    "one uid would serve two domains",
                    cl->domid, p->domid, (unsigned long)p->uid);
-    return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
-               "-xen-domid %u matches the uid%s", cl->domid,
-               cl->restrict_opt ? "; -xen-domid-restrict" : "");
+    return check_cmdline_user(a, p, cl);
 }
 
 /* ---------- limits ---------- */
@@ -625,13 +663,13 @@ static int check_chroot(audit *a, const dm_proc *p,
     ssize_t n;
 
     if (cl->chroot) {
+        from = cl->chroot_run_with ? "its -run-with chroot=" : "its -chroot";
         if (cl->chroot_len >= sizeof(want) || cl->chroot[0] != '/')
             return ADD(a, "chroot", p->domid, p->uid, p->pid,
-                       XLREAPER_AUDIT_UNKNOWN,
-                       "its -chroot is not an absolute path");
+                       XLREAPER_AUDIT_UNKNOWN, "%s is not an absolute path",
+                       from);
         memcpy(want, cl->chroot, cl->chroot_len);
         want[cl->chroot_len] = '\0';
-        from = "its -chroot";
     } else if (base) {
         snprintf(want, sizeof(want), "%s/qemu-root-%u", base, p->domid);
         from = "chroot_base";
@@ -781,6 +819,31 @@ static unsigned dm_pids_of(const audit *a, uint32_t domid, pid_t *out,
 
 #define MAX_DM_PROCS 16
 
+static bool is_root(const xlreaper_task *t)
+{
+    return !t->ruid && !t->euid && !t->suid && !t->fsuid;
+}
+
+/* Whether pid's command line is exactly libxl 4.20's option probe. */
+static bool is_libxl_probe(pid_t pid)
+{
+    xlreaper__audit_cmdline *cl = malloc(sizeof(*cl));
+    char *text = NULL;
+    bool yes = false;
+    ssize_t n;
+
+    if (!cl)
+        return false;
+    n = xlreaper__audit_read_proc(pid, "cmdline", 4096, &text);
+    if (n > 0) {
+        xlreaper__audit_parse_cmdline(text, (size_t)n, cl);
+        yes = cl->libxl_probe;
+    }
+    free(text);
+    free(cl);
+    return yes;
+}
+
 static int check_xs_pid(audit *a, uint32_t domid, uid_t uid, long xspid,
                         const pid_t *pids, unsigned npids)
 {
@@ -814,6 +877,15 @@ static int check_xs_pid(audit *a, uint32_t domid, uid_t uid, long xspid,
         rc = ADD(
             a, "xenstore_pid", domid, uid, (pid_t)xspid, XLREAPER_AUDIT_PASS,
             "xenstore's device-model-pid %ld runs under the DM uid", xspid);
+    else if (is_root(&at.t) && is_libxl_probe((pid_t)xspid))
+        /* libxl 4.20+ records its option probe's pid there until the DM
+         * starts: root by libxl's design, no -xen-domid, no guest. */
+        rc = ADD(a, "xenstore_pid", domid, uid, (pid_t)xspid,
+                 XLREAPER_AUDIT_SKIP,
+                 "xenstore's device-model-pid %ld is libxl's QEMU option "
+                 "probe (root, -machine none, no -xen-domid), not a DM: "
+                 "libxl kills it before the DM starts",
+                 xspid);
     else
         rc = ADD(a, "xenstore_pid", domid, uid, (pid_t)xspid,
                  XLREAPER_AUDIT_FAIL,

@@ -131,12 +131,23 @@ typedef struct {
     bool domid_conflict; /* they disagree */
     uint32_t domid;      /* the last one (QEMU's choice) */
     bool restrict_opt;   /* -xen-domid-restrict */
-    const char *chroot;  /* -chroot DIR or -run-with chroot=DIR */
+    const char *chroot;  /* -chroot DIR or -run-with chroot=DIR (then in
+                          * chroot_buf, ",," read as ",") */
     size_t chroot_len;
+    bool chroot_run_with;
+    char chroot_buf[4096];
+    const char *user; /* -runas USER or -run-with user=USER (4.20+),
+                          * in user_buf; the last one, as QEMU takes */
+    bool user_run_with;
+    unsigned nuser; /* uid switches seen */
+    char user_buf[64];
+    bool libxl_probe; /* exactly libxl 4.20's QEMU option probe */
 } xlreaper__audit_cmdline;
 
-/* Parses NUL-separated argv text (len bytes, need not end in NUL).
- * Always succeeds; what it could not read is flagged in out. */
+/* Parses NUL-separated argv text (len bytes, need not end in NUL), the
+ * way QEMU would read it: libxl 4.17's -chroot/-runas and 4.20's
+ * -run-with chroot=/user= alike.  Always succeeds; what it could not
+ * read is flagged in out. */
 _hidden void xlreaper__audit_parse_cmdline(const char *text, size_t len,
                                            xlreaper__audit_cmdline *out);
 

@@ -307,17 +307,101 @@ static bool arg_is(const char *a, size_t alen, const char *opt)
     return alen == olen && !memcmp(a, opt, olen);
 }
 
+/* value (n bytes) into buf as QemuOpts reads it: ",," is ",".  False
+ * when it does not fit. */
+static bool unescape(const char *v, size_t n, char *buf, size_t size,
+                     size_t *len_r)
+{
+    size_t o = 0;
+
+    for (size_t i = 0; i < n; i++) {
+        if (o + 1 >= size)
+            return false;
+        buf[o++] = v[i];
+        if (v[i] == ',' && i + 1 < n && v[i + 1] == ',')
+            i++;
+    }
+    buf[o] = '\0';
+    *len_r = o;
+    return true;
+}
+
+static void set_user(xlreaper__audit_cmdline *out, const char *v, size_t n,
+                     bool run_with)
+{
+    out->nuser++;
+    out->user_run_with = run_with;
+    /* Too long for a uid:gid or a user name libxl gives: "?", which
+     * names no uid. */
+    if (n >= sizeof(out->user_buf) || memchr(v, '\0', n))
+        n = 0;
+    memcpy(out->user_buf, n ? v : "?", n ? n : 1);
+    out->user_buf[n ? n : 1] = '\0';
+    out->user = out->user_buf;
+}
+
+/* -run-with's chroot= and user= (QEMU 8.1+ and 9.1+; libxl 4.20 gives
+ * each in a -run-with of its own).  QemuOpts elements are split at a
+ * single ','; ",," is a literal one. */
+static void parse_run_with(const char *v, size_t len,
+                           xlreaper__audit_cmdline *out)
+{
+    const char *end = v + len;
+
+    for (const char *q = v; q < end;) {
+        const char *c = q;
+        size_t n;
+
+        while (c < end && !(*c == ',' && !(c + 1 < end && c[1] == ',')))
+            c += *c == ',' ? 2 : 1;
+        if (c > end)
+            c = end;
+        n = (size_t)(c - q);
+        if (n >= 7 && !memcmp(q, "chroot=", 7)) {
+            if (unescape(q + 7, n - 7, out->chroot_buf,
+                         sizeof(out->chroot_buf), &out->chroot_len)) {
+                out->chroot = out->chroot_buf;
+            } else {
+                /* Not absolute: the chroot check says unknown. */
+                out->chroot = "";
+                out->chroot_len = 0;
+            }
+            out->chroot_run_with = true;
+        } else if (n >= 5 && !memcmp(q, "user=", 5)) {
+            char u[64];
+            size_t ul;
+            if (unescape(q + 5, n - 5, u, sizeof(u), &ul))
+                set_user(out, u, ul, true);
+            else
+                set_user(out, "", 0, true);
+        }
+        q = c + 1;
+    }
+}
+
+#define PROBE_ARGC 11
+
 void xlreaper__audit_parse_cmdline(const char *text, size_t len,
                                    xlreaper__audit_cmdline *out)
 {
     const char *end = text + len, *p = text;
     const char *prev = NULL;
     size_t prev_len = 0;
+    char *argv[PROBE_ARGC + 1];
+    unsigned argc = 0;
+    bool argv_ok = true;
 
     memset(out, 0, sizeof(*out));
     while (p < end) {
         const char *nul = memchr(p, '\0', (size_t)(end - p));
         size_t alen = nul ? (size_t)(nul - p) : (size_t)(end - p);
+
+        /* The probe is matched on whole, NUL-ended arguments only. */
+        if (argc < PROBE_ARGC && nul)
+            argv[argc] = (char *)p;
+        else
+            argv_ok = false;
+        argc++;
 
         if (prev && arg_is(prev, prev_len, "-xen-domid")) {
             unsigned long v;
@@ -334,17 +418,11 @@ void xlreaper__audit_parse_cmdline(const char *text, size_t len,
         } else if (prev && arg_is(prev, prev_len, "-chroot")) {
             out->chroot = p;
             out->chroot_len = alen;
+            out->chroot_run_with = false;
+        } else if (prev && arg_is(prev, prev_len, "-runas")) {
+            set_user(out, p, alen, false);
         } else if (prev && arg_is(prev, prev_len, "-run-with")) {
-            /* -run-with chroot=DIR[,...] (QEMU 9). */
-            for (const char *q = p; q < p + alen;) {
-                const char *c = memchr(q, ',', (size_t)(p + alen - q));
-                size_t n = c ? (size_t)(c - q) : (size_t)(p + alen - q);
-                if (n > 7 && !memcmp(q, "chroot=", 7)) {
-                    out->chroot = q + 7;
-                    out->chroot_len = n - 7;
-                }
-                q += n + 1;
-            }
+            parse_run_with(p, alen, out);
         }
         if (arg_is(p, alen, "-xen-domid-restrict"))
             out->restrict_opt = true;
@@ -356,6 +434,11 @@ void xlreaper__audit_parse_cmdline(const char *text, size_t len,
     if (prev && arg_is(prev, prev_len, "-xen-domid")) {
         out->domid_bad = true;
         out->ndomid++;
+    }
+    if (argv_ok && argc == PROBE_ARGC) {
+        int fd;
+        argv[argc] = NULL;
+        out->libxl_probe = xlreaper_libxl_probe_line(argv, &fd) == 1;
     }
 }
 

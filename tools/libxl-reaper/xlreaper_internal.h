@@ -207,6 +207,9 @@ typedef enum {
     XLREAPER__QEMU_FORM_RUN_WITH, /* -run-with user=uid:gid / chroot=dir */
 } xlreaper__qemu_form;
 
+/* Distinct -run-with keys a line may give (QEMU 10.1 knows 4). */
+#define XLREAPER__MAX_RUN_WITH_KEYS 8
+
 /* What the command line says, found by xlreaper__qemu_cmdline_parse. */
 typedef struct {
     int keep[XLREAPER__MAX_KEEP_FDS]; /* > 2, sorted, unique */
@@ -219,6 +222,9 @@ typedef struct {
     const char *chroot; /* its directory, or NULL; for the run-with form
                          * a pointer into chroot_buf */
     char chroot_buf[4096];
+    unsigned num_run_with; /* -run-with options (libxl 4.20+: up to 2) */
+    char run_with_keys[XLREAPER__MAX_RUN_WITH_KEYS][32]; /* seen so far */
+    unsigned num_run_with_keys;
 } xlreaper__qemu_cmdline;
 
 /*
@@ -228,7 +234,8 @@ typedef struct {
  * -device, -object and -add-fd; -incoming fd:N), and its -runas /
  * -run-with user= and -chroot / -run-with chroot=.  A malformed or
  * ambiguous one (a descriptor that is not a plain number, two uid
- * switches) is refused: 0, or _INVAL logged with domid.
+ * switches, -run-with more than twice or a key of it twice, user or
+ * chroot without a value) is refused: 0, or _INVAL logged with domid.
  */
 _hidden int xlreaper__qemu_cmdline_parse(xlreaper_ctx *ctx, uint32_t domid,
                                          char *const argv[],

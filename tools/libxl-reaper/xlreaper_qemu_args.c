@@ -17,10 +17,15 @@
  *   -incoming fd:N                                        (restore)
  *   -runas uid:gid        (uid = range base + domid, gid = range base's)
  *   -chroot /var/run/xen/qemu-root-<domid>
- * Xen 4.19+ switches to "-run-with user=" and "-run-with chroot=" when its
- * QEMU offers them.  QEMU itself also takes fd= in -netdev tap/socket,
- * fds=/vhostfd=/vhostfds= (colon-separated) in -netdev, addr.type=fd in
- * -netdev stream/dgram, fd= in -device (vfio) and -add-fd fd=N.
+ * libxl 4.20+ asks QEMU first (its probe, xlreaper_libxl_probe.c) and,
+ * when QEMU takes them, gives "-run-with chroot=<dir>" and, later on the
+ * line and as an option of its own, "-run-with user=uid:gid" instead.
+ * QEMU applies each -run-with as it comes, so two combine; a key given
+ * twice would be decided by order, which is refused here, as is a third
+ * -run-with (libxl gives two at most).  QEMU itself also takes fd= in
+ * -netdev tap/socket, fds=/vhostfd=/vhostfds= (colon-separated) in
+ * -netdev, addr.type=fd in -netdev stream/dgram, fd= in -device (vfio)
+ * and -add-fd fd=N.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -243,18 +248,83 @@ static int parse_fd_value(xlreaper_ctx *ctx, uint32_t domid,
     return 0;
 }
 
-/* -run-with's user= and chroot=, into cl. */
+/*
+ * A -run-with key seen once more: refused.  QemuOpts reads "key" alone
+ * as key=on and "nokey" as key=off, so both name key.
+ */
+static int run_with_key(xlreaper_ctx *ctx, uint32_t domid,
+                        xlreaper__qemu_cmdline *cl, const char *seg)
+{
+    const char *eq = strchr(seg, '=');
+    size_t n = eq ? (size_t)(eq - seg) : strlen(seg);
+    char key[32];
+
+    if (!eq && n > 2 && !strncmp(seg, "no", 2)) {
+        seg += 2;
+        n -= 2;
+    }
+    if (n >= sizeof(key)) {
+        LOGD(ERROR, domid, "QEMU argument -run-with: a key is too long");
+        return XLREAPER_ERROR_INVAL;
+    }
+    memcpy(key, seg, n);
+    key[n] = '\0';
+    if (!eq && (!strcmp(key, "user") || !strcmp(key, "chroot"))) {
+        /* "user" is user=on to QEMU: a user named "on". */
+        LOGD(ERROR, domid,
+             "QEMU argument -run-with: %s without a value; refusing "
+             "the command line",
+             key);
+        return XLREAPER_ERROR_INVAL;
+    }
+    for (unsigned i = 0; i < cl->num_run_with_keys; i++) {
+        if (!strcmp(cl->run_with_keys[i], key)) {
+            LOGD(ERROR, domid,
+                 "the QEMU command line gives -run-with %s= twice; "
+                 "refusing it",
+                 key);
+            return XLREAPER_ERROR_INVAL;
+        }
+    }
+    if (cl->num_run_with_keys == XLREAPER__MAX_RUN_WITH_KEYS) {
+        LOGD(ERROR, domid,
+             "the QEMU command line gives too many -run-with "
+             "keys");
+        return XLREAPER_ERROR_INVAL;
+    }
+    memcpy(cl->run_with_keys[cl->num_run_with_keys++], key, n + 1);
+    return 0;
+}
+
+/* -run-with's user= and chroot=, into cl; every key counted. */
 static int parse_run_with(xlreaper_ctx *ctx, uint32_t domid,
                           xlreaper__qemu_cmdline *cl, const char *value,
                           char *seg)
 {
     const char *p = value;
     bool too_long;
+    int rc;
 
+    if (++cl->num_run_with > 2) {
+        LOGD(ERROR, domid,
+             "-run-with given %u times: libxl gives it at most twice "
+             "(chroot=, user=); refusing the command line",
+             cl->num_run_with);
+        return XLREAPER_ERROR_INVAL;
+    }
     while (next_segment(&p, seg, &too_long)) {
         bool user = !strncmp(seg, "user=", 5);
         bool chroot = !strncmp(seg, "chroot=", 7);
 
+        if (!*seg)
+            continue; /* QemuOpts skips an empty element */
+        if (too_long && !user && !chroot) {
+            LOGD(ERROR, domid, "QEMU argument -run-with: a key is too long");
+            return XLREAPER_ERROR_INVAL;
+        }
+        rc = run_with_key(ctx, domid, cl, seg);
+        if (rc)
+            return rc;
         if (!user && !chroot)
             continue;
         if (too_long) {
@@ -392,8 +462,16 @@ int xlreaper__qemu_parse_ids(const char *s, uid_t *uid_r, gid_t *gid_r)
 
 /* ---------- which forms the installed QEMU takes ---------- */
 
+/*
+ * Options are listed from column 0 as "-name args  help", continued on
+ * lines that start with blanks.  -run-with's keys are read from its
+ * whole entry: QEMU 9.1 to 10.0 list them on the first line
+ * ("-run-with [async-teardown=on|off][,chroot=dir][user=username|
+ * uid:gid]"), 10.1 moves user= to a continuation line.
+ */
 unsigned xlreaper__qemu_help_features(const char *text, size_t len)
 {
+    bool in_run_with = false;
     unsigned f = 0;
     size_t i = 0;
 
@@ -402,15 +480,16 @@ unsigned xlreaper__qemu_help_features(const char *text, size_t len)
         const char *nl = memchr(line, '\n', len - i);
         size_t l = nl ? (size_t)(nl - line) : len - i;
 
-        /* Options are listed from column 0 as "-name args  help". */
+        if (l && line[0] != ' ' && line[0] != '\t')
+            in_run_with = l > 10 && !strncmp(line, "-run-with", 9) &&
+                          (line[9] == ' ' || line[9] == '\t');
         if (l > 7 && !strncmp(line, "-runas", 6) &&
             (line[6] == ' ' || line[6] == '\t'))
             f |= XLREAPER__QEMU_HAS_RUNAS;
         else if (l > 8 && !strncmp(line, "-chroot", 7) &&
                  (line[7] == ' ' || line[7] == '\t'))
             f |= XLREAPER__QEMU_HAS_CHROOT;
-        else if (l > 10 && !strncmp(line, "-run-with", 9) &&
-                 (line[9] == ' ' || line[9] == '\t')) {
+        else if (in_run_with) {
             if (memmem(line, l, "user=", 5))
                 f |= XLREAPER__QEMU_HAS_RUN_WITH_USER;
             if (memmem(line, l, "chroot=", 7))
@@ -427,11 +506,13 @@ unsigned xlreaper__qemu_help_features(const char *text, size_t len)
 /*
  * Why -help and not the version: distributions backport (Debian's 7.2
  * is "7.2+dfsg-7+deb12u18") and a build may leave options out; the help
- * text lists what this binary parses.  Upstream libxl (4.19+) asks a
+ * text lists what this binary parses.  Upstream libxl (4.20+) asks a
  * running QEMU over QMP (query-command-line-options) instead; that needs
  * a QEMU started with a QMP socket, while `-help` exits at once (35 ms
  * for Debian's 7.2) and is only run when the command line lacks the
- * option, which libxl's does not when dm_restrict is on.
+ * option, which libxl's does not when dm_restrict is on.  The same text
+ * serves 7.2 (-runas, -chroot) and 10.0 (-run-with only: 9.0 removed
+ * -chroot and 10.0 -runas).
  */
 int xlreaper__qemu_probe(xlreaper_ctx *ctx, uint32_t domid, const char *path,
                          unsigned *features_r)

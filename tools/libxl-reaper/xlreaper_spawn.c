@@ -325,6 +325,11 @@ static int extra_add(extra_args *x, const char *opt, char *val)
  * added in a form the installed QEMU takes.  A user name is refused as
  * well as wrong ids: QEMU would call initgroups() for it, handing the DM
  * that user's supplementary groups.
+ *
+ * The form follows libxl's choice first: a line that already uses
+ * -run-with (libxl 4.20+, whose QMP probe found QEMU takes it) only
+ * ever gets -run-with added, never -runas or -chroot, which QEMU 10.0
+ * and 9.0 removed; if -help then lists no such key, refused.
  */
 static int plan_runas(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
                       const xlreaper__qemu_cmdline *cl, const char *chroot_dir,
@@ -370,6 +375,12 @@ static int plan_runas(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
                          (unsigned long)plan->gid) < 0)
                 val = NULL;
             rc = extra_add(x, "-run-with", val);
+        } else if (cl->num_run_with) {
+            LOGD(ERROR, domid,
+                 "the command line uses -run-with but %s -help lists no "
+                 "-run-with user=; not adding -runas to it",
+                 plan->path);
+            return XLREAPER_ERROR_INVAL;
         } else if (features & XLREAPER__QEMU_HAS_RUNAS) {
             if (asprintf(&val, "%lu:%lu", (unsigned long)plan->uid,
                          (unsigned long)plan->gid) < 0)
@@ -407,6 +418,13 @@ static int plan_runas(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
     if (features & XLREAPER__QEMU_HAS_RUN_WITH_CHROOT)
         return extra_add(x, "-run-with",
                          run_with_escape("chroot=", chroot_dir));
+    if (cl->num_run_with) {
+        LOGD(ERROR, domid,
+             "the command line uses -run-with but %s -help lists no "
+             "-run-with chroot=; not adding -chroot to it",
+             plan->path);
+        return XLREAPER_ERROR_INVAL;
+    }
     if (features & XLREAPER__QEMU_HAS_CHROOT)
         return extra_add(x, "-chroot", strdup(chroot_dir));
     LOGD(ERROR, domid,

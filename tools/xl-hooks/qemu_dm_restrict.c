@@ -21,8 +21,30 @@
  * The same pid becomes QEMU, so the pid libxl records in xenstore stays
  * the DM's.  What is refused: a missing, repeated or out-of-range
  * -xen-domid, a -runas/-run-with user= that is not exactly this domain's
- * uid:gid, a qemu_path that is not an executable file (or is this
- * wrapper), and whatever the spawn itself refuses (a busy uid, ...).
+ * uid:gid, a -run-with given more than twice or naming a key twice, a
+ * qemu_path that is not an executable file (or is this wrapper), and
+ * whatever the spawn itself refuses (a busy uid, ...).
+ *
+ * The DM line in each spelling libxl uses: 4.17 gives -chroot DIR and
+ * -runas UID:GID; 4.20+ gives -run-with chroot=DIR and, as a second
+ * option, -run-with user=UID:GID when its probe found QEMU takes them
+ * (QEMU 9.1+; 10.0 has neither -chroot nor -runas), besides
+ * -xen-domid D -no-shutdown, -chardev ...,fd=N, -S, -xen-domid-restrict
+ * and -incoming fd:N on restore.  A uid switch or chroot the line lacks
+ * is added in the form the QEMU's -help lists, and only ever as
+ * -run-with when the line already uses -run-with.
+ *
+ * libxl 4.20+ also runs us first, as root, as its QEMU option probe:
+ *
+ *     -S -no-user-config -nodefaults -nographic -machine none,accel=xen
+ *     -chardev socket,id=libxl-cmd,fd=N,server=on,wait=off
+ *     -mon chardev=libxl-cmd,mode=control
+ *
+ * exactly that and nothing else (xlreaper_libxl_probe.c).  It is for no
+ * domain: we exec qemu_path in place with the same arguments, keeping
+ * only 0-2 and N open, as root (libxl runs the probe as root without a
+ * wrapper too), and log one line saying so.  Any other line without
+ * -xen-domid is refused.
  *
  * The config file is $XL_REAPER_CONFIG when set (it must then exist),
  * else /etc/xen/xl-reaper.conf, whose absence means the defaults.
@@ -126,6 +148,23 @@ static int check_qemu(const char *path)
     return 0;
 }
 
+/*
+ * libxl 4.20's option probe: QEMU as root with libxl's arguments and its
+ * QMP socket, for no domain (see xlreaper_libxl_probe.c).  Only
+ * failures return.
+ */
+static int run_probe(xlreaper_ctx *ctx, const char *qemu, char **argv, int fd)
+{
+    int rc;
+
+    say("libxl's QEMU option probe (no -xen-domid, QMP on descriptor %d): "
+        "exec %s as root, arguments unchanged, no domain uid",
+        fd, qemu);
+    rc = xlreaper_libxl_probe_exec(ctx, qemu, argv);
+    say("probe: %s: %s not started", xlreaper_strerror(rc), qemu);
+    return rc == XLREAPER_ERROR_FAIL ? EXIT_FAILED : EXIT_REFUSED;
+}
+
 int main(int argc, char **argv)
 {
     xentoollog_logger_stdiostream *lg = NULL;
@@ -134,10 +173,14 @@ int main(int argc, char **argv)
     xlreaper_ctx *ctx = NULL;
     const char *config = getenv("XL_REAPER_CONFIG");
     char **qargv = NULL;
-    uint32_t domid;
-    int rc, ret = EXIT_REFUSED;
+    uint32_t domid = 0;
+    int rc, ret = EXIT_REFUSED, probe_fd = -1;
+    bool probe;
 
-    if (argc < 1 || find_domid(argc, argv, &domid) < 0)
+    if (argc < 1)
+        return EXIT_REFUSED;
+    probe = xlreaper_libxl_probe_line(argv, &probe_fd) == 1;
+    if (!probe && find_domid(argc, argv, &domid) < 0)
         return EXIT_REFUSED;
     lg = xtl_createlogger_stdiostream(stderr, XTL_NOTICE, 0);
     if (!lg || xlreaper_ctx_alloc(&ctx, (xentoollog_logger *)lg)) {
@@ -149,13 +192,23 @@ int main(int argc, char **argv)
     rc = xlreaper_config_load(ctx, config,
                               config ? XLREAPER_CONFIG_MUST_EXIST : 0);
     if (rc) {
-        say("domid %u: config %s: %s", domid,
-            config ? config : XLREAPER_DEFAULT_CONFIG, xlreaper_strerror(rc));
+        if (probe)
+            say("probe: config %s: %s",
+                config ? config : XLREAPER_DEFAULT_CONFIG,
+                xlreaper_strerror(rc));
+        else
+            say("domid %u: config %s: %s", domid,
+                config ? config : XLREAPER_DEFAULT_CONFIG,
+                xlreaper_strerror(rc));
         goto out;
     }
     cfg = xlreaper_config_get(ctx);
     if (check_qemu(cfg->qemu_path) < 0)
         goto out;
+    if (probe) {
+        ret = run_probe(ctx, cfg->qemu_path, argv, probe_fd);
+        goto out;
+    }
 
     /* QEMU's arguments exactly as libxl gave them, under QEMU's name. */
     qargv = calloc((size_t)argc + 1, sizeof(char *));

@@ -356,7 +356,10 @@ typedef struct xlreaper_spawn_plan xlreaper_spawn_plan;
  * open to /dev/xen or /proc/xen is logged.  With uid_switch "runas" the
  * line must carry -runas / -run-with user= with exactly this domain's
  * uid:gid (and, when <chroot_base>/qemu-root-<domid> exists, -chroot
- * there); what is missing is added in the form `prog -help` offers.
+ * or -run-with chroot= there); what is missing is added in the form
+ * `prog -help` offers, and only as -run-with to a line that uses
+ * -run-with (libxl 4.20's).  -run-with more than twice, or a key of it
+ * twice, is refused.
  */
 int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
                             const char *prog, char *const argv[],
@@ -387,6 +390,38 @@ int xlreaper_spawn_exec(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
  */
 int xlreaper_spawn(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
                    unsigned flags, pid_t *pid_r, int *pidfd_r);
+
+/* ---------- libxl 4.20's QEMU option probe ---------- */
+
+/*
+ * libxl 4.20 and later (libxl__spawn_local_dm) first run the device
+ * model binary, device_model_override when set, as root and for no
+ * domain, with exactly
+ *
+ *     -S -no-user-config -nodefaults -nographic -machine none,accel=xen
+ *     -chardev socket,id=libxl-cmd,fd=N,server=on,wait=off
+ *     -mon chardev=libxl-cmd,mode=control
+ *
+ * to ask it over QMP (query-command-line-options) whether it takes
+ * -run-with chroot= and user=; then "quit", then SIGHUP.  N is a
+ * listening socket libxl leaves inheritable.
+ *
+ * xlreaper_libxl_probe_line: whether argv (argv[0] the program, NULL
+ * terminated) is that line and nothing else, in libxl's order and
+ * spelling, with N a plain decimal above 2.  1 and *fd_r = N if so,
+ * else 0 (*fd_r untouched).
+ */
+int xlreaper_libxl_probe_line(char *const argv[], int *fd_r);
+
+/*
+ * Execs path in this process with argv[1..] of a probe line unchanged
+ * (argv[0] becomes path), as root, with 0-2 and N the only descriptors
+ * left open (N as it is: libxl's comes without close-on-exec).  No uid, chroot or limit: the
+ * probe runs no guest.  Returns only on failure: _INVAL (not a probe
+ * line, N not open), _FAIL (closing, execve), logged.
+ */
+int xlreaper_libxl_probe_exec(xlreaper_ctx *ctx, const char *path,
+                              char *const argv[]);
 
 /* ---------- audit ---------- */
 

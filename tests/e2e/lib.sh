@@ -9,7 +9,10 @@ BIN=$E2E/bin
 STATE=/run/e2e
 RUN=$STATE/$E2E_SID
 WRAPPER=/usr/libexec/xl-reaper/qemu-dm-restrict
-QEMU=/usr/libexec/xen-qemu-system-i386
+# The image dom0 runs (tests/e2e/images/): E2E_XEN, E2E_QEMU, and what its
+# libxl does differently (E2E_LIBXL_PROBE, E2E_DM_RUN_WITH).
+. $E2E/image
+QEMU=$E2E_QEMU
 # The flock that upstream libxl's uid reaper and this project share.
 LOCK=/var/run/xen/dm-reaper-lock
 # How soon after a destroy the DM uid must be empty (issue 7: 2 s).
@@ -80,6 +83,8 @@ guest_cfg() {
         echo 'dm_restrict = 1'
         echo 'vnc = 0'
         echo 'serial = "pty"'
+        # What this image's QEMU needs of every guest (images/*).
+        [ -z "${E2E_GUEST_LINES:-}" ] || echo "$E2E_GUEST_LINES"
         for _l in "$@"; do echo "$_l"; done
     } >"$RUN/$_n.cfg"
     echo "$RUN/$_n.cfg"
@@ -87,12 +92,22 @@ guest_cfg() {
 
 wrapper_line() { echo "device_model_override = \"$WRAPPER\""; }
 
+# dm_logs NAME: the ends of libxl's logs of the guest's probe and DM.
+dm_logs() {
+    for _l in /var/log/xen/qemu-probe-$1.log /var/log/xen/qemu-dm-$1.log; do
+        [ -e "$_l" ] || continue
+        diag "${_l##*/} ($(wc -c <"$_l") bytes):"
+        diag_tail "$_l" 6
+    done
+}
+
 # create_guest NAME CFG: xl create; sets DOMID and DMPID.
 create_guest() {
     _t0=$(now_ms)
     if ! timeout 300 xl create "$2" >"$RUN/create-$1.log" 2>&1; then
         fail "xl create $1"
         diag_tail "$RUN/create-$1.log" 8
+        dm_logs "$1"
         exit 1
     fi
     DOMID=$(xl domid "$1")
@@ -105,9 +120,13 @@ create_guest() {
 # through libxl (xl 4.17 reads no domid from xl.cfg); sets DOMID, DMPID.
 create_fixed() {
     _t0=$(now_ms)
-    if ! timeout 300 "$BIN/create-domid" "$@" >"$RUN/create-$1.log" 2>&1; then
+    # The image's guest lines, said to libxl (images/4.20: no vkbd).
+    _o=
+    case ${E2E_GUEST_LINES:-} in *"vkb_device = 0"*) _o=--no-vkb ;; esac
+    if ! timeout 300 "$BIN/create-domid" $_o "$@" >"$RUN/create-$1.log" 2>&1; then
         fail "create $1 with domid $2"
         diag_tail "$RUN/create-$1.log" 8
+        dm_logs "$1"
         exit 1
     fi
     DOMID=$(tail -n 1 "$RUN/create-$1.log")
@@ -202,6 +221,26 @@ assert_reaped() {
             '$1 == u' | head -n 5 | tr '\n' ';')"
     fi
 }
+
+# The DM options libxl uses to chroot QEMU and to switch its uid, as this
+# image's libxl spells them: 4.17 says -chroot DIR and -runas U:G; 4.20,
+# having probed QEMU 10 (which has no -chroot), -run-with chroot=DIR and a
+# separate -run-with user=U:G.
+dm_chroot_arg() {
+    if [ "$E2E_DM_RUN_WITH" = 1 ]; then
+        echo "-run-with chroot=/var/run/xen/qemu-root-$1"
+    else
+        echo "-chroot /var/run/xen/qemu-root-$1"
+    fi
+}
+dm_user_arg() {
+    if [ "$E2E_DM_RUN_WITH" = 1 ]; then
+        echo "-run-with user=$1:$2"
+    else
+        echo "-runas $1:$2"
+    fi
+}
+dm_cmdline() { tr '\0' ' ' <"/proc/$1/cmdline"; }
 
 # Kill the DM by its pid only, as libxl without a uid would.
 kill_dm_pid() {

@@ -1,6 +1,9 @@
 /*
- * create-domid NAME DOMID [DM_OVERRIDE]: create and unpause the issue's
- * minimal dm_restrict HVM guest with a chosen domid, through libxenlight.
+ * create-domid [--no-vkb] NAME DOMID [DM_OVERRIDE]: create and unpause the
+ * issue's minimal dm_restrict HVM guest with a chosen domid, through
+ * libxenlight. --no-vkb: without the vkbd libxl gives an HVM guest by
+ * default, as xl.cfg's vkb_device = 0 (QEMU 10 with -xen-domid-restrict
+ * refuses it: tests/e2e/images/4.20).
  *
  * Scenario 5 needs a domid used twice. xl 4.17 has no `domid` key in
  * xl.cfg and Xen hands out domids in sequence, so the harness asks libxl
@@ -23,10 +26,16 @@ int main(int argc, char **argv)
     uint32_t domid;
     char *end;
     long want;
-    int rc = 1;
+    int rc = 1, no_vkb = 0;
 
+    if (argc > 1 && !strcmp(argv[1], "--no-vkb")) {
+        no_vkb = 1;
+        argv++;
+        argc--;
+    }
     if (argc < 3 || argc > 4) {
-        fprintf(stderr, "usage: create-domid NAME DOMID [DM_OVERRIDE]\n");
+        fprintf(stderr,
+                "usage: create-domid [--no-vkb] NAME DOMID [DM_OVERRIDE]\n");
         return 2;
     }
     want = strtol(argv[2], &end, 10);
@@ -35,8 +44,8 @@ int main(int argc, char **argv)
         return 2;
     }
     lg = xtl_createlogger_stdiostream(stderr, XTL_PROGRESS, 0);
-    if (!lg || libxl_ctx_alloc(&ctx, LIBXL_VERSION, 0,
-                               (xentoollog_logger *)lg)) {
+    if (!lg ||
+        libxl_ctx_alloc(&ctx, LIBXL_VERSION, 0, (xentoollog_logger *)lg)) {
         fprintf(stderr, "create-domid: cannot open libxl\n");
         return 1;
     }
@@ -52,6 +61,8 @@ int main(int argc, char **argv)
     libxl_defbool_set(&dc.b_info.dm_restrict, true);
     libxl_defbool_set(&dc.b_info.u.hvm.vnc.enable, false);
     dc.b_info.u.hvm.serial = strdup("pty");
+    if (no_vkb)
+        libxl_defbool_set(&dc.b_info.u.hvm.vkb_device, false);
     if (argc == 4)
         dc.b_info.device_model = strdup(argv[3]);
     /* xl's defaults for what xl.cfg did not say. */

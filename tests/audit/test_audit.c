@@ -432,7 +432,7 @@ static void test_clean_passes(void **state)
     expect(res, "no_new_privs", LIVE, PASS, NULL);
     expect(res, "cmdline", LIVE, PASS, "-xen-domid 3 matches");
     expect(res, "rlimits", LIVE, PASS,
-           "NPROC 64/64, NOFILE 4096/4096, FSIZE 67108864/67108864, CORE 0/0, "
+           "NPROC 64/64, NOFILE 4096/4096, FSIZE 262144/262144, CORE 0/0, "
            "MSGQUEUE 0/0, LOCKS 0/0, MEMLOCK 0/0");
     expect(res, "chroot", LIVE, SKIP, "none asked");
     expect(res, "xen_fds", LIVE, PASS, "none of its");

@@ -211,7 +211,7 @@ static const struct {
       "spawn domid %u: setrlimit(RLIMIT_NOFILE, 4096): Operation not "
       "permitted" },
     { "fsize", NULL, W_RLIMIT, EINVAL, RLIMIT_FSIZE,
-      "spawn domid %u: setrlimit(RLIMIT_FSIZE, 67108864): Invalid argument" },
+      "spawn domid %u: setrlimit(RLIMIT_FSIZE, 262144): Invalid argument" },
     { "core", NULL, W_RLIMIT, EINVAL, RLIMIT_CORE,
       "spawn domid %u: setrlimit(RLIMIT_CORE, 0): Invalid argument" },
     { "msgqueue", NULL, W_RLIMIT, EINVAL, RLIMIT_MSGQUEUE,

@@ -53,8 +53,9 @@ static int run_cli(unsigned limit_ms, uint64_t *ms_r, const char *a1,
                    const char *a2, const char *a3, const char *a4,
                    const char *a5)
 {
-    char *argv[] = { S.cli, "--config", S.config, (char *)a1, (char *)a2,
-                     (char *)a3, (char *)a4, (char *)a5, NULL };
+    char *argv[] = { S.cli,      "--config", S.config,
+                     (char *)a1, (char *)a2, (char *)a3,
+                     (char *)a4, (char *)a5, NULL };
     uint64_t start = now_ms();
     pid_t pid = fork();
     int status;
@@ -106,9 +107,8 @@ static int suite_setup(void **state)
              BASE, S.lock);
     S.config = xlrt_write_file(S.dir, "xl-reaper.conf", cfg);
     assert_int_equal(xlreaper_ctx_alloc(&S.ctx, xlrt_logger()), 0);
-    assert_int_equal(xlreaper_config_load(S.ctx, S.config,
-                                          XLREAPER_CONFIG_MUST_EXIST),
-                     0);
+    assert_int_equal(
+        xlreaper_config_load(S.ctx, S.config, XLREAPER_CONFIG_MUST_EXIST), 0);
     snprintf(S.cli, sizeof(S.cli), "%s/bin/xl-reaper", xlrt_build_dir());
     return 0;
 }
@@ -157,8 +157,8 @@ static void test_status_answers(void **state)
     for (int i = 0; i < 5; i++) {
         rc = run_cli(ANSWER_MS * 2, &ms, "status", "5", NULL, NULL, NULL);
         if (rc != 3 || ms > ANSWER_MS)
-            fail_msg("status %d: exit %d after %llu ms (want 3 within %u)",
-                     i, rc, (unsigned long long)ms, ANSWER_MS);
+            fail_msg("status %d: exit %d after %llu ms (want 3 within %u)", i,
+                     rc, (unsigned long long)ms, ANSWER_MS);
         assert_true(lock_free());
     }
 }
@@ -250,8 +250,7 @@ static void test_kill_reaps_the_stopper(void **state)
     if (rc != 0 || ms > ANSWER_MS)
         fail_msg("kill 5: exit %d after %llu ms (want 0 within %u)", rc,
                  (unsigned long long)ms, ANSWER_MS);
-    assert_int_equal(xlrt_kernel_count_settled(BASE + STOPPER_DOMID, 2000),
-                     0);
+    assert_int_equal(xlrt_kernel_count_settled(BASE + STOPPER_DOMID, 2000), 0);
     assert_true(lock_free());
 }
 
@@ -277,8 +276,8 @@ static void test_status_beside_spawn(void **state)
         _exit(0);
     }
     for (int i = 0; i < 30; i++) {
-        int rc = run_cli(ANSWER_MS * 2, &ms, "spawn", "7", "--", "/bin/true",
-                         NULL);
+        int rc =
+            run_cli(ANSWER_MS * 2, &ms, "spawn", "7", "--", "/bin/true", NULL);
         failed += rc != 0;
         if (rc != 0)
             fprintf(stderr, "spawn %d: exit %d\n", i, rc);
@@ -292,10 +291,11 @@ static void test_status_beside_spawn(void **state)
 
 int main(void)
 {
-#define T(f) cmocka_unit_test_setup_teardown(f, stopper_setup, stopper_teardown)
+#define T(f)                                                                  \
+    cmocka_unit_test_setup_teardown(f, stopper_setup, stopper_teardown)
     const struct CMUnitTest tests[] = {
-        T(test_status_answers),       T(test_count_probe_is_a_verdict),
-        T(test_spawn_refuses_in_time), T(test_census_answers),
+        T(test_status_answers),         T(test_count_probe_is_a_verdict),
+        T(test_spawn_refuses_in_time),  T(test_census_answers),
         T(test_other_kill_not_held_up), T(test_kill_reaps_the_stopper),
         T(test_status_beside_spawn),
     };

@@ -321,7 +321,8 @@ static int kprobe_run(xlreaper_ctx *ctx, uid_t first, uint32_t num, bool *busy,
          * question before it is called busy. */
         if (*done > 0 && busy[*done - 1] && *last_stop != *done) {
             *last_stop = *done;
-            LOG(DEBUG, "kernel census: the probe was stopped just past "
+            LOG(DEBUG,
+                "kernel census: the probe was stopped just past "
                 "busy uid %lu: asking uid %lu again",
                 (unsigned long)(first + *done - 1),
                 (unsigned long)(first + *done));
@@ -331,10 +332,8 @@ static int kprobe_run(xlreaper_ctx *ctx, uid_t first, uint32_t num, bool *busy,
                 (unsigned long)(first + *done));
             busy[(*done)++] = true;
         }
-    } else if (*done < num || !WIFEXITED(status) ||
-               WEXITSTATUS(status) != 0) {
-        LOG(ERROR,
-            "kernel census: the probe ended at uid %lu with status %#x",
+    } else if (*done < num || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        LOG(ERROR, "kernel census: the probe ended at uid %lu with status %#x",
             (unsigned long)(first + *done), status);
         rc = XLREAPER_ERROR_FAIL;
         goto out;

@@ -58,7 +58,8 @@ void xlreaper__report_pipe_close(xlreaper__report_pipe *p)
 
 void xlreaper__child_send(int wfd, int step, int err, long detail)
 {
-    xlreaper__child_report rep = { .step = step, .err = err,
+    xlreaper__child_report rep = { .step = step,
+                                   .err = err,
                                    .detail = detail };
 
     /* One record is smaller than PIPE_BUF, so the write is atomic. */
@@ -199,8 +200,8 @@ int xlreaper__await_child(xlreaper_ctx *ctx, pid_t pid, int rfd,
         if (si.si_code == CLD_STOPPED || si.si_code == CLD_TRAPPED) {
             /* Only a task sharing the child's uid can have stopped it,
              * and would hang us if we let it. */
-            LOG(DEBUG, "child %ld stopped by signal %d; killing it",
-                (long)pid, si.si_status);
+            LOG(DEBUG, "child %ld stopped by signal %d; killing it", (long)pid,
+                si.si_status);
             kill(pid, SIGKILL);
             *end_r = XLREAPER__HELPER_STOPPED;
             break;
@@ -237,8 +238,8 @@ int xlreaper__wait_child(xlreaper_ctx *ctx, pid_t pid, int *status_r)
             /* Only a task sharing the child's uid can stop it, and would
              * hang us if we let it: the child's answer is void.  It is our
              * unreaped child, so the pid cannot have been reused. */
-            LOG(DEBUG, "child %ld stopped by signal %d; killing it",
-                (long)pid, WSTOPSIG(*status_r));
+            LOG(DEBUG, "child %ld stopped by signal %d; killing it", (long)pid,
+                WSTOPSIG(*status_r));
             kill(pid, SIGKILL);
             continue;
         }
@@ -305,8 +306,9 @@ int xlreaper__sys_setgroups0(void)
 
 int xlreaper__caps_none(bool permitted_too)
 {
-    struct __user_cap_header_struct hdr = {
-        .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+    struct __user_cap_header_struct hdr = { .version =
+                                                _LINUX_CAPABILITY_VERSION_3,
+                                            .pid = 0 };
     struct __user_cap_data_struct data[2];
 
     if (syscall(SYS_capget, &hdr, data) < 0)

@@ -185,8 +185,8 @@ static int probe(xlreaper_ctx *ctx, uid_t uid, unsigned long max,
             return rc;
     }
     rc = xlreaper__run_helper(ctx, "the task-count probe", probe_child, &a,
-                              xlreaper__helper_deadline(ctx), &rep,
-                              &reported, &status, &end);
+                              xlreaper__helper_deadline(ctx), &rep, &reported,
+                              &status, &end);
     if (rc)
         goto out;
     if (end == XLREAPER__HELPER_DONE && reported && rep.step == 0 &&

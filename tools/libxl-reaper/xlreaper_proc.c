@@ -376,7 +376,7 @@ typedef struct {
     uid_t uid;
     unsigned long expect, found; /* found: tasks of real uid uid */
     xlreaper_task_list *list;
-    unsigned long seen;          /* every task read, for the total */
+    unsigned long seen; /* every task read, for the total */
 } after_scan;
 
 static int after_add(after_scan *a, int dirfd, const char *rel,
@@ -416,8 +416,8 @@ static int after_pass(xlreaper_ctx *ctx, after_scan *a, bool prefilter,
         /* The owner of /proc/PID is the leader's euid: a speed-up that
          * misses what differs (a thread of its own uid, an euid that is
          * not the real uid), so a shortfall forces the full pass. */
-        if (prefilter && (fstatat(procfd, de->d_name, &st, 0) < 0 ||
-                          st.st_uid != a->uid))
+        if (prefilter &&
+            (fstatat(procfd, de->d_name, &st, 0) < 0 || st.st_uid != a->uid))
             continue;
         if (!read_task(procfd, de->d_name, &t, &threads))
             continue;

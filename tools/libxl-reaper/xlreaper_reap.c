@@ -356,12 +356,10 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
         /* The count is not 0 (or cannot see everything): /proc says
          * what is left and why. */
         xlreaper_task_list_dispose(&scan);
-        rc = xlreaper__scan_after_kill(ctx, uid,
-                                       left > 0 && !cfg->subid_overlap
-                                           ? (unsigned long)left
-                                           : ULONG_MAX,
-                                       shortfalls >= SHORTFALLS_MAX, &scan,
-                                       &sound, &fell_short);
+        rc = xlreaper__scan_after_kill(
+            ctx, uid,
+            left > 0 && !cfg->subid_overlap ? (unsigned long)left : ULONG_MAX,
+            shortfalls >= SHORTFALLS_MAX, &scan, &sound, &fell_short);
         if (rc)
             goto out;
         /* The prefilter found fewer than were counted: most often some
@@ -436,9 +434,8 @@ void xlreaper_reap_result_dispose(xlreaper_reap_result *res)
     xlreaper_task_list_dispose(&res->live);
 }
 
-int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held,
-                        uint32_t domid, unsigned flags,
-                        xlreaper_reap_result *res)
+int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
+                        unsigned flags, xlreaper_reap_result *res)
 {
     const xlreaper_config *cfg = ctx->cfg;
     xlreaper_lock *lock = NULL;

@@ -337,9 +337,9 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
         res->rounds++;
         if (res->rounds == 1) {
             res->kernel_left = left;
-            /* Nothing was there to die: a killed task cannot exit and be
-             * reaped in the microseconds between the kill and the
-             * count. */
+            /* Nothing was left: not "nothing was there", since a task
+             * killed can exit and be reaped within the killer's few
+             * looks (xlreaper.h says so of was_empty). */
             res->was_empty = left == 0;
         }
         res->kernel_empty = left == 0;
@@ -395,9 +395,9 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
         }
         /* Dying tasks finish exiting; a task that dequeued SIGKILL but
          * has not yet set PF_EXITING shows no pending signal, and the
-         * next round's kill costs nothing more than its count. */
-        /* A round that could not finish by the deadline proves
-         * nothing: the last verdict stands. */
+         * next round's kill costs nothing more than its count.  A
+         * round that could not finish by the deadline proves nothing:
+         * the last verdict stands. */
         if (xlreaper__now_us() + pause_us + KILLER_ROUND_US >= deadline) {
             res->outcome = res->live.num || res->stuck.num || !sound ||
                                    left < 0 || (!scan.num && left != 0)

@@ -311,7 +311,9 @@ typedef struct {
     xlreaper_outcome outcome;
     bool was_empty;              /* the kernel counted no task right
                                   * after the first kill: nothing was
-                                  * there to kill */
+                                  * left, which is not "nothing was
+                                  * there" (what was killed may have
+                                  * been reaped that fast) */
     long kernel_left;            /* that count (zombies, dying tasks),
                                   * or -1 when the killer was stopped */
     /* Distinct tasks the scans after the kill saw (0 when the count

@@ -62,7 +62,9 @@ static int probe_once(uid_t uid)
     while (waitpid(pid, &st, 0) < 0)
         if (errno != EINTR)
             return 2;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 2;
+    /* Killed: only a task of the uid, or a reaper killing the uid (the
+     * daemon, at the same moment), can signal it: busy, ask again. */
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
 int main(int argc, char **argv)

@@ -6,6 +6,10 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 SANITIZE ?= 0
 
+# The version has one home, debian/changelog's first line; every binary's
+# --version and the package take it from there.
+VERSION := $(shell sed -n '1s/^[^(]*(\([^)]*\)).*/\1/p' debian/changelog)
+
 # Evaluated when used, i.e. after `deps` has installed pkg-config's data.
 PKGS = xenlight xlutil xenstore xentoolcore xentoollog yajl
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
@@ -17,6 +21,7 @@ CC ?= cc
 OPT ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
 CFLAGS_ALL = -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC \
+	-DXLREAPER_VERSION='"$(VERSION)"' \
 	-Itools/libxl-reaper/include -Itools/libxl-reaper $(PKG_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL = $(LDFLAGS)
 ifeq ($(SANITIZE),1)

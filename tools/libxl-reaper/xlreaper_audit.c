@@ -536,6 +536,11 @@ static int check_cmdline(audit *a, const dm_proc *p,
     if (!n)
         return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
                    "empty command line: no -xen-domid to match the uid");
+    if (cl->ambiguous)
+        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
+                   "an option of its command line follows an option that "
+                   "may take it as its value: what QEMU took cannot be "
+                   "told (the wrapper refuses such a line)");
     if (!cl->ndomid)
         return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
                    "no -xen-domid on its command line: a process under "

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include <linux/filter.h>
+
 #include "xlreaper.h"
 
 #define _hidden __attribute__((visibility("hidden")))
@@ -282,6 +284,25 @@ _hidden ssize_t xlreaper__read_all(int fd, char *buf, size_t max);
 _hidden int xlreaper__write_all(int fd, const void *buf, size_t len);
 /* close(2) keeping errno. */
 _hidden void xlreaper__close_keep_errno(int fd);
+
+/* ---------- spawn: no set-id file (xlreaper_setid.c) ---------- */
+
+#define XLREAPER__SETID_FILTER_MAX 40
+
+/* The seccomp program that fails every call that could make a set-uid
+ * or set-gid file (the argument is in xlreaper_setid.c). */
+typedef struct {
+    struct sock_filter insn[XLREAPER__SETID_FILTER_MAX];
+    unsigned short len;
+} xlreaper__setid_filter;
+
+/* Builds the program into f, at plan time.  0, or _INVAL (logged) on an
+ * architecture it has no system call table for. */
+_hidden int xlreaper__setid_filter_plan(xlreaper_ctx *ctx, uint32_t domid,
+                                        xlreaper__setid_filter *f);
+/* Child side, after PR_SET_NO_NEW_PRIVS: installs f.  0 or -1 with
+ * errno; async-signal-safe. */
+_hidden int xlreaper__setid_filter_install(const xlreaper__setid_filter *f);
 
 /* ---------- spawn: the QEMU command line (xlreaper_qemu_args.c) ---------- */
 

@@ -85,15 +85,20 @@ static int print_json(const xlreaper_config *c)
 
 int xlr_cmd_check(xlr_cli *cli, int argc, char **argv)
 {
-    const xlreaper_config *c = xlreaper_config_get(cli->ctx);
-    unsigned long base = c->dm_uid_base;
+    const xlreaper_config *c;
+    unsigned long base;
     char value[VALUE_MAX];
+    int rc;
 
-    (void)argv;
-    if (argc != 1) {
-        xlr_error("usage: xl-reaper check");
-        return XLR_EXIT_USAGE;
-    }
+    if (argc > 1 && argv[1][0] == '-')
+        return xlr_usage_error("check", "unknown option '%s'", argv[1]);
+    if (argc > 1)
+        return xlr_usage_error("check", "unexpected argument '%s'", argv[1]);
+    rc = xlr_load_config(cli);
+    if (rc)
+        return rc;
+    c = xlreaper_config_get(cli->ctx);
+    base = c->dm_uid_base;
     /* The kill's verification rests on the kernel count, which misses
      * tasks of the range inside user namespaces mapped from these. */
     if (c->subid_overlap) {

@@ -69,6 +69,14 @@ typedef struct xlreaper_ctx xlreaper_ctx;
 int xlreaper_ctx_alloc(xlreaper_ctx **ctx_r, xentoollog_logger *lg);
 void xlreaper_ctx_free(xlreaper_ctx *ctx); /* NULL is fine */
 
+/*
+ * The name the library's log lines carry as xentoollog's context, so
+ * that a program's own lines and the library's start alike ("xl-reaperd:
+ * error: ..."); the default is the program's invocation name.  name is
+ * borrowed: a string literal, or one that outlives the ctx.
+ */
+void xlreaper_ctx_set_progname(xlreaper_ctx *ctx, const char *name);
+
 /* ---------- configuration ---------- */
 
 #define XLREAPER_DEFAULT_CONFIG "/etc/xen/xl-reaper.conf"

@@ -49,6 +49,12 @@ typedef struct {
     int (*each)(void *opaque,
                 int (*fn)(void *arg, const char *name, uid_t uid),
                 void *arg);
+    /* The same over the group database: each group's name, gid and
+     * NULL-terminated member list. */
+    int (*each_group)(void *opaque,
+                      int (*fn)(void *arg, const char *name, gid_t gid,
+                                char *const *members),
+                      void *arg);
 } xlreaper__passwd_ops;
 
 _hidden extern const xlreaper__passwd_ops xlreaper__passwd_system;

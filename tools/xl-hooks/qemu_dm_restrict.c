@@ -103,7 +103,10 @@ static bool own_option(int argc, char **argv)
     if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         printf("usage: " PROG " QEMU-ARGUMENTS...   (run by libxl as "
                "device_model_override)\n"
-               "       " PROG " --version\n"
+               "       " PROG " --version | --help\n"
+               "\n"
+               "  -V, --version  print the version\n"
+               "  -h, --help     this text\n"
                "\n"
                "Checks the device model line libxl gives, restricts itself "
                "(uid, gid,\n"

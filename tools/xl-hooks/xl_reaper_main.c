@@ -96,9 +96,10 @@ static void usage(FILE *f)
             "  -j, --json         machine-readable output\n"
             "  -v, --verbose      more log output (twice: debug)\n"
             "  -V, --version      print the version\n"
-            "  -h, --help         this text\n"
+            "  -h, --help         this text; COMMAND --help: the "
+            "command's\n"
             "\n"
-            "commands (xl-reaper COMMAND --help for one):\n",
+            "commands:\n",
             XLREAPER_DEFAULT_CONFIG);
     for (const xlr_command *c = xlr_commands; c->name; c++)
         fprintf(f, "  %s %s\n      %s\n", c->name, c->args, c->summary);

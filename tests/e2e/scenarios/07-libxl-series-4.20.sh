@@ -19,6 +19,11 @@ check "xl-reaperd is not running" test -z "$(pgrep -x xl-reaperd || true)"
 
 # Every xl and create-domid of this scenario loads the patched library;
 # the other scenarios, and cleanup, keep Debian's.
+if [ -e /e2e/libxl-series/FAILED ]; then
+    fail "no patched libxenlight: $(tr '\n' ' ' </e2e/libxl-series/FAILED |
+        cut -c1-300)"
+    exit 1
+fi
 export LD_LIBRARY_PATH=/e2e/libxl-series
 xl_bin=$(ls /usr/lib/xen-*/bin/xl 2>/dev/null | head -n 1)
 lib=$(ldd "${xl_bin:-/usr/sbin/xl}" |

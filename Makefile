@@ -21,7 +21,7 @@ CC ?= cc
 OPT ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
 CFLAGS_ALL = -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC \
-	-DXLREAPER_VERSION='"$(VERSION)"' \
+	-DXLREAPER_VERSION='"$(VERSION)"' $(CPPFLAGS) \
 	-Itools/libxl-reaper/include -Itools/libxl-reaper $(PKG_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL = $(LDFLAGS)
 ifeq ($(SANITIZE),1)
@@ -33,7 +33,7 @@ endif
 
 DEPS_STAMP := build/.deps-ok
 
-.PHONY: all deps check demo soak bench install docs clean
+.PHONY: all deps check demo soak bench install uninstall docs clean
 all:
 
 deps: $(DEPS_STAMP)

@@ -45,3 +45,13 @@ install-docs: docs
 	install -d $(DESTDIR)$(PREFIX)/share/doc/libxl-reaper
 	install -m 644 $(DOC_SRCS) $(DOC_HTML) \
 		$(DESTDIR)$(PREFIX)/share/doc/libxl-reaper/
+
+uninstall: uninstall-docs
+.PHONY: uninstall-docs
+uninstall-docs:
+	for p in $(notdir $(MAN_PAGES)); do \
+		rm -f $(DESTDIR)$(PREFIX)/share/man/man$${p##*.}/$$p; \
+	done
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/share/doc/libxl-reaper/,\
+		$(notdir $(DOC_SRCS) $(DOC_HTML)))
+	rmdir $(DESTDIR)$(PREFIX)/share/doc/libxl-reaper 2>/dev/null || true

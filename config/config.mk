@@ -23,6 +23,7 @@
 # commented out, upstream's 256 KiB).  A host whose QEMU is 10 or later
 # (Debian 13) needs 67108864: its display memfds count against
 # RLIMIT_FSIZE.  debian/rules sets it from the Debian release.
+# UNITDIR= (empty): no unit (debian/rules: dh_installsystemd places it).
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 FSIZE_LIMIT ?=
 
@@ -64,8 +65,10 @@ install-config: $(CONF_GEN)
 		"device_model_override = \"$(PREFIX)/libexec/xl-reaper/qemu-dm-restrict\""
 
 install-unit: $(UNIT_GEN)
+ifneq ($(UNITDIR),)
 	install -d $(DESTDIR)$(UNITDIR)
 	install -m 644 $(UNIT_GEN) $(DESTDIR)$(UNITDIR)/xl-reaperd.service
+endif
 
 uninstall: uninstall-config uninstall-unit
 uninstall-config: $(CONF_GEN)
@@ -77,4 +80,6 @@ uninstall-config: $(CONF_GEN)
 	rm -f $(LOGROTATE_DST)
 
 uninstall-unit:
+ifneq ($(UNITDIR),)
 	rm -f $(DESTDIR)$(UNITDIR)/xl-reaperd.service
+endif

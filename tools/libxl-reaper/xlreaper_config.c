@@ -175,8 +175,10 @@ int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
  * dies of SIGXFSZ at start (measured on Debian 13 in the e2e image; 8
  * MiB was enough).  Not raised here: libxl's preexec has already set
  * 256 KiB as the hard limit before the wrapper runs, and raising it
- * needs CAP_SYS_RESOURCE, which root lacks in some containers; a
- * Debian 13 host sets fsize_limit itself (xl-reaper.conf(5)). */
+ * needs CAP_SYS_RESOURCE, which root lacks in some containers (the spawn
+ * then clamps to the inherited limit: plan_rlimits); a Debian 13 host
+ * sets fsize_limit itself, and the package built there ships it set
+ * (debian/rules; xl-reaper.conf(5)). */
 #define DEFAULT_FSIZE_LIMIT (256 * 1024)
 #define DEFAULT_CHROOT_BASE "/var/run/xen"
 #define DEFAULT_QEMU_PATH "/usr/libexec/xen-qemu-system-i386"

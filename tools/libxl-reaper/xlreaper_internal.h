@@ -191,6 +191,9 @@ _hidden int xlreaper__sys_setgroups0(void);
 /* 0 when the calling task has no effective (and, if permitted_too, no
  * permitted) capability, else -1 with errno (EPERM when it has some). */
 _hidden int xlreaper__caps_none(bool permitted_too);
+/* 1 if capability cap is in this task's effective set, 0 if not, -1 with
+ * errno if capget failed. */
+_hidden int xlreaper__cap_effective(int cap);
 
 /* ---------- the kernel count ---------- */
 

@@ -51,6 +51,12 @@ typedef struct {
     int (*each)(void *opaque,
                 int (*fn)(void *arg, const char *name, uid_t uid),
                 void *arg);
+    /* The same over the group database: each group's name, gid and
+     * NULL-terminated member list. */
+    int (*each_group)(void *opaque,
+                      int (*fn)(void *arg, const char *name, gid_t gid,
+                                char *const *members),
+                      void *arg);
 } xlreaper__passwd_ops;
 
 _hidden extern const xlreaper__passwd_ops xlreaper__passwd_system;
@@ -67,6 +73,7 @@ struct xlreaper_ctx {
     xlreaper_config *cfg; /* NULL until a load succeeds */
     xlreaper_lock *held;  /* the global lock, while this ctx holds it */
     const char *subuid_file, *subgid_file; /* NULL: /etc's; for tests */
+    const char *progname; /* the log lines' context */
 };
 
 /* ---------- configuration ---------- */
@@ -186,6 +193,9 @@ _hidden int xlreaper__sys_setgroups0(void);
 /* 0 when the calling task has no effective (and, if permitted_too, no
  * permitted) capability, else -1 with errno (EPERM when it has some). */
 _hidden int xlreaper__caps_none(bool permitted_too);
+/* 1 if capability cap is in this task's effective set, 0 if not, -1 with
+ * errno if capget failed. */
+_hidden int xlreaper__cap_effective(int cap);
 
 /* ---------- the kernel count ---------- */
 

@@ -65,6 +65,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
+
 #include "xlreaper_internal.h"
 
 extern char **environ;
@@ -556,8 +558,23 @@ static int plan_copy_argv(xlreaper_spawn_plan *plan, char *const argv[],
     return 0;
 }
 
-static void plan_rlimits(xlreaper_spawn_plan *plan, const xlreaper_config *cfg)
+/*
+ * Each limit is set as soft = hard between fork and execve.  A hard limit
+ * above the one this task inherited can only be set with
+ * CAP_SYS_RESOURCE: libxl's preexec (libxl_linux.c) has already set its
+ * own limits as hard ones before it runs the wrapper (RLIMIT_FSIZE 256
+ * KiB), and root lacks the capability in some containers.  Without it,
+ * such a limit is clamped here, in the parent, to the inherited hard limit
+ * (stricter than configured, never looser) and the clamp is logged,
+ * rather than failing setrlimit in the child: QEMU 10, which needs 64 MiB
+ * of RLIMIT_FSIZE for its display memfds, then dies of SIGXFSZ, and the
+ * log line says why.
+ */
+static void plan_rlimits(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
+                         const xlreaper_config *cfg)
 {
+    int can_raise = xlreaper__cap_effective(CAP_SYS_RESOURCE);
+
     plan->rl[0].resource = RLIMIT_NPROC;
     plan->rl[0].limit = cfg->nproc_limit;
     plan->num_rl = 1;
@@ -565,6 +582,29 @@ static void plan_rlimits(xlreaper_spawn_plan *plan, const xlreaper_config *cfg)
         plan->rl[plan->num_rl].resource = cfg->rlimits[i].resource;
         plan->rl[plan->num_rl].limit = (rlim_t)cfg->rlimits[i].limit;
         plan->num_rl++;
+    }
+    if (can_raise == 1)
+        return;
+    for (unsigned i = 0; i < plan->num_rl; i++) {
+        struct rlimit cur;
+        const char *key = "nproc_limit";
+
+        if (getrlimit(plan->rl[i].resource, &cur) < 0 ||
+            cur.rlim_max == RLIM_INFINITY || plan->rl[i].limit <= cur.rlim_max)
+            continue;
+        for (unsigned k = 0; k < cfg->num_rlimits; k++)
+            if (cfg->rlimits[k].resource == plan->rl[i].resource)
+                key = cfg->rlimits[k].key;
+        LOGD(WARN, plan->domid,
+             "%s = %llu is above the inherited hard %s of %llu, and "
+             "raising it needs CAP_SYS_RESOURCE, which this process %s: "
+             "%llu applies",
+             key, (unsigned long long)plan->rl[i].limit,
+             rlimit_name(plan->rl[i].resource),
+             (unsigned long long)cur.rlim_max,
+             can_raise == 0 ? "lacks" : "may lack (capget failed)",
+             (unsigned long long)cur.rlim_max);
+        plan->rl[i].limit = cur.rlim_max;
     }
 }
 
@@ -593,7 +633,7 @@ int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
     plan->unshare_ipc_mount = cfg->unshare_ipc_mount;
     plan->unshare_net = cfg->unshare_net;
     plan->dumpable = cfg->dumpable;
-    plan_rlimits(plan, cfg);
+    plan_rlimits(ctx, plan, cfg);
 
     rc = xlreaper_dm_ids(ctx, domid, &plan->uid, &plan->gid);
     if (rc) {

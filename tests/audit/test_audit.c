@@ -205,7 +205,7 @@ static pid_t start_dm(fx *f, const dm_spec *s)
     pid_t pid;
     ssize_t r;
 
-    snprintf(prog, sizeof(prog), "%s/tests/progs/fake_dm", xlrt_build_dir());
+    snprintf(prog, sizeof(prog), "%s/fake_dm", xlrt_progs_dir());
     snprintf(dom, sizeof(dom), "%u", s->domid);
     if (!s->no_domid_arg) {
         argv[n++] = "-xen-domid";
@@ -994,7 +994,7 @@ static void test_xenstore_pid_probe(void **state)
     const xlreaper_audit_result *res;
     char prog[512];
 
-    snprintf(prog, sizeof(prog), "%s/tests/progs/fake_dm", xlrt_build_dir());
+    snprintf(prog, sizeof(prog), "%s/fake_dm", xlrt_progs_dir());
     f->h.dm_pid = hook_dm_pid;
     f->xs_domid = LIVE;
     start_dm(f, &(dm_spec){ .domid = LIVE }); /* the domain has its DM */
@@ -1132,8 +1132,7 @@ static void racer(void *arg)
     uid_t uid = *(uid_t *)arg;
     char prog[512];
 
-    snprintf(prog, sizeof(prog), "%s/tests/progs/fork_racer",
-             xlrt_build_dir());
+    snprintf(prog, sizeof(prog), "%s/fork_racer", xlrt_progs_dir());
     if (syscall(SYS_setgroups, 0, NULL) ||
         syscall(SYS_setresgid, uid, uid, uid) ||
         syscall(SYS_setresuid, uid, uid, uid))
@@ -1150,6 +1149,7 @@ static void test_fork_racer_found(void **state)
 
     f->h.forks = NULL; /* the racer's forks must show */
     f->h.max_passes = 2;
+    (void)xlrt_progs_dir(); /* checked here, not in the racer's child */
     f->nursery = xlrt_nursery_start(racer, &uid);
     f->reap_domid = 9; /* teardown reaps it, then stops the nursery */
     wait_count(uid, 1, false);

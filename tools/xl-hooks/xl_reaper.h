@@ -47,6 +47,21 @@ int xlr_cmd_check(xlr_cli *cli, int argc, char **argv);
 int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv);
 
 /*
+ * audit when it cannot run at all (the config did not load: why): with
+ * --prometheus, the metrics say so (xl_reaper_audit_up 0).  argv as for
+ * xlr_cmd_audit.  Returns the audit's exit 2.
+ */
+int xlr_audit_unchecked(int argc, char **argv, bool json, const char *why);
+
+/*
+ * The audit as metrics (xl_reaper_audit_prom.c): to path, replaced
+ * atomically, or to stdout when path is NULL.  res NULL, or error set:
+ * the audit could not run, error says why.  0, or -1 (said on stderr).
+ */
+int xlr_audit_prometheus(const xlreaper_audit_result *res, const char *error,
+                         const char *path);
+
+/*
  * Execs xl-reaper-xen with the whole command line argv, for a command
  * whose code this binary does not contain (xl_reaper_xen_handoff.c).
  * Returns only if it cannot, with fail, having said why.

@@ -17,6 +17,7 @@
  */
 #pragma weak xlr_cmd_destroy
 #pragma weak xlr_cmd_audit
+#pragma weak xlr_audit_unchecked
 
 const xlr_command xlr_commands[] = {
     { "uid", "DOMID | --pet", "print a DM's uid and gid, or the pet uid",
@@ -32,7 +33,8 @@ const xlr_command xlr_commands[] = {
       xlr_cmd_status },
     { "check", "", "validate the config and the uid range", xlr_cmd_check },
     { "audit",
-      "[--tap | --json] [--fix] [--probe-all] [--xenstore-timeout MS]",
+      "[--tap | --json | --prometheus | --prometheus-file FILE] [--fix]\n"
+      "        [--probe-all] [--xenstore-timeout MS]",
       "check every DM is jailed and every dead domain's uid is empty",
       xlr_cmd_audit },
     { NULL, NULL, NULL, NULL },
@@ -142,9 +144,14 @@ int main(int argc, char **argv)
     rc = xlreaper_config_load(cli.ctx, cli.config_path, flags);
     if (rc) {
         /* For audit a config that does not load means "could not
-         * check", not its exit 1, "a violation". */
-        ret = cmd->fn == xlr_cmd_audit ? XLR_AUDIT_EXIT_UNKNOWN
-                                       : xlr_exit_code(rc);
+         * check", not its exit 1, "a violation"; its metrics say so. */
+        if (cmd->fn == xlr_cmd_audit) {
+            optind = 0;
+            ret = xlr_audit_unchecked(argc - ci, argv + ci, cli.json,
+                                      "the config did not load");
+        } else {
+            ret = xlr_exit_code(rc);
+        }
         goto out;
     }
     /* Each command parses its own options, its name as argv[0]; 0 makes

@@ -494,6 +494,9 @@ typedef struct {
     xlreaper_audit_status status;
     bool fixed;             /* --fix reaped this uid (status says how
                              * that ended) */
+    unsigned tasks;         /* leftover: the tasks of the uid, by the
+                             * kernel's count (or /proc's when that is
+                             * unknown or larger); else 0 */
     char *reason;           /* malloc'd, printable ASCII; never NULL */
 } xlreaper_audit_check;
 

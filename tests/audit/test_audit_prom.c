@@ -134,8 +134,7 @@ static void test_could_not_check(void **state)
         0);
     /* Unknown live domains: no count of them is made up. */
     assert_false(xlrt_prom_has(out, "xl_reaper_audit_live_domains"));
-    assert_true(xlrt_prom_value(out, "xl_reaper_audit_duration_seconds") >
-                0);
+    assert_true(xlrt_prom_value(out, "xl_reaper_audit_duration_seconds") > 0);
     free(out);
     free(err);
 }
@@ -249,17 +248,17 @@ static void test_file(void **state)
             fail_msg("temporary file left: %s", e->d_name);
     closedir(d);
 
-    assert_int_equal(audit(f, NULL,
-                           (const char *[]){ "--prometheus-file",
-                                             "/tmp/x.txt", NULL },
-                           NULL, &err),
-                     2);
+    assert_int_equal(
+        audit(f, NULL,
+              (const char *[]){ "--prometheus-file", "/tmp/x.txt", NULL },
+              NULL, &err),
+        2);
     assert_non_null(strstr(err, "must end in .prom"));
     free(err);
-    assert_int_equal(
-        audit(f, NULL, (const char *[]){ "--prometheus", "--tap", NULL }, NULL,
-              &err),
-        2);
+    assert_int_equal(audit(f, NULL,
+                           (const char *[]){ "--prometheus", "--tap", NULL },
+                           NULL, &err),
+                     2);
     assert_non_null(strstr(err, "one choice of output"));
     free(err);
     free(path);

@@ -21,8 +21,8 @@ static void promtool(const char *text)
         fail_msg("/usr/bin/promtool is missing: it comes with Debian's "
                  "prometheus package (scripts/install-deps installs it)");
     path = xlrt_write_file(dir, "metrics.prom", text);
-    assert_true(asprintf(&cmd, "exec /usr/bin/promtool check metrics < %s",
-                         path) > 0);
+    assert_true(
+        asprintf(&cmd, "exec /usr/bin/promtool check metrics < %s", path) > 0);
     argv[2] = cmd;
     status = xlrt_run(argv, &out, &err);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || *out || *err)

@@ -136,8 +136,8 @@ int xlr_audit_prometheus(const xlreaper_audit_result *res, const char *error,
     if (res && !error) {
         checks(&p, res);
         leftovers(&p, res);
-        gauge(&p, "xl_reaper_audit_dms", "DM processes the last audit checked.",
-              res->dms);
+        gauge(&p, "xl_reaper_audit_dms",
+              "DM processes the last audit checked.", res->dms);
         if (res->live_source)
             gauge(&p, "xl_reaper_audit_live_domains",
                   "Live domains (dom0 not counted) the last audit found.",
@@ -151,8 +151,7 @@ int xlr_audit_prometheus(const xlreaper_audit_result *res, const char *error,
         gauge(&p, "xl_reaper_audit_kernel_probes",
               "Kernel task-count probes the last audit ran.", res->probes);
         gauge(&p, "xl_reaper_audit_duration_seconds",
-              "How long the last audit took.",
-              (double)res->duration_us / 1e6);
+              "How long the last audit took.", (double)res->duration_us / 1e6);
     }
     gauge(&p, "xl_reaper_audit_timestamp_seconds",
           "When the last audit ended (Unix time): alert when it is old.",

@@ -11,11 +11,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <linux/openat2.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "xlr_prom.h"
@@ -122,8 +126,8 @@ static void series(xlr_prom *p, const char *name, const char *suffix,
     fputc('\n', p->f);
 }
 
-void xlr_prom_sample(xlr_prom *p, const char *name,
-                     const char *const *labels, double v)
+void xlr_prom_sample(xlr_prom *p, const char *name, const char *const *labels,
+                     double v)
 {
     if (!good_name(name, false))
         p->bad = true;
@@ -176,32 +180,80 @@ static int write_all(int fd, const char *s, size_t n)
     return 0;
 }
 
+/* The directory part of path ("." for a bare name), opened without
+ * following any symlink on the way: the daemon writes as root into a
+ * directory that may belong to the collector's user (Debian's
+ * prometheus), who must not be able to point it elsewhere. */
+static int open_dir(const char *path, const char *base)
+{
+    struct open_how how = {
+        .flags = O_PATH | O_DIRECTORY | O_CLOEXEC,
+        .resolve = RESOLVE_NO_SYMLINKS,
+    };
+    char *dir;
+    int fd;
+
+    if (base == path)
+        dir = strdup(".");
+    else if (base == path + 1)
+        dir = strdup("/");
+    else
+        dir = strndup(path, (size_t)(base - path - 1));
+    if (!dir) {
+        errno = ENOMEM;
+        return -1;
+    }
+    fd = (int)syscall(SYS_openat2, AT_FDCWD, dir, &how, sizeof(how));
+    free(dir);
+    return fd;
+}
+
 int xlr_prom_write_file(const char *path, const char *text, size_t len,
                         const char **what_r)
 {
     const char *base = strrchr(path, '/');
-    char *tmp = NULL;
+    char tmp[NAME_MAX + 1];
+    unsigned char rnd[6];
     bool created = false;
-    int fd = -1, esave;
+    int dfd, fd = -1, esave;
 
     base = base ? base + 1 : path;
-    /* Same directory, so rename(2) replaces in one step; a dot file not
-     * ending in .prom, which the textfile collector skips. */
-    if (asprintf(&tmp, "%.*s.%s.XXXXXX", (int)(base - path), path, base) <
-        0) {
-        tmp = NULL;
-        *what_r = "out of memory";
-        errno = ENOMEM;
+    if (!*base || strlen(base) > NAME_MAX - 16) {
+        *what_r = "not a file name";
+        errno = EINVAL;
         return -1;
     }
-    /* O_EXCL inside: a name planted there is never followed. */
-    fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0) {
+    dfd = open_dir(path, base);
+    if (dfd < 0) {
+        *what_r = errno == ELOOP ? "its directory (a symlink on the way: "
+                                   "not followed)"
+                                 : "its directory";
+        return -1;
+    }
+    /* Same directory, so renameat(2) replaces in one step; a dot file
+     * not ending in .prom, which the textfile collector skips. */
+    for (unsigned tries = 0; !created && tries < 8; tries++) {
+        if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+            *what_r = "getrandom";
+            goto fail;
+        }
+        snprintf(tmp, sizeof(tmp), ".%s.%02x%02x%02x%02x%02x%02x", base,
+                 rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+        /* O_EXCL: a name planted there is never followed or reused. */
+        fd = openat(dfd, tmp,
+                    O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC |
+                        O_NOCTTY,
+                    0644);
+        if (fd >= 0)
+            created = true;
+        else if (errno != EEXIST)
+            break;
+    }
+    if (!created) {
         *what_r = "creating a temporary file beside it";
         goto fail;
     }
-    created = true;
-    /* mkostemp makes it 0600; the collector may run as another user. */
+    /* Whatever the umask: the collector may run as another user. */
     if (fchmod(fd, 0644) < 0) {
         *what_r = "fchmod of the temporary file";
         goto fail;
@@ -211,19 +263,19 @@ int xlr_prom_write_file(const char *path, const char *text, size_t len,
         goto fail;
     }
     /* No fsync: a reader is safe without one (rename is atomic for every
-     * reader), and after a crash a metrics file is rewritten at once;
-     * an fsync per reap would cost the daemon a disk flush each time. */
+     * reader), and after a crash the file is rewritten at once; an fsync
+     * per reap would cost the daemon a disk flush each time. */
     if (close(fd) < 0) {
         fd = -1;
         *what_r = "closing the temporary file";
         goto fail;
     }
     fd = -1;
-    if (rename(tmp, path) < 0) {
+    if (renameat(dfd, tmp, dfd, base) < 0) {
         *what_r = "renaming the temporary file over it";
         goto fail;
     }
-    free(tmp);
+    close(dfd);
     return 0;
 
 fail:
@@ -231,8 +283,8 @@ fail:
     if (fd >= 0)
         close(fd);
     if (created)
-        unlink(tmp);
-    free(tmp);
+        unlinkat(dfd, tmp, 0);
+    close(dfd);
     errno = esave;
     return -1;
 }

@@ -42,8 +42,8 @@ void xlr_prom_dispose(xlr_prom *p);
 /* type: "counter", "gauge" or "histogram". */
 void xlr_prom_family(xlr_prom *p, const char *name, const char *type,
                      const char *help);
-void xlr_prom_sample(xlr_prom *p, const char *name,
-                     const char *const *labels, double value);
+void xlr_prom_sample(xlr_prom *p, const char *name, const char *const *labels,
+                     double value);
 
 /*
  * A histogram's series from cumulative counts: bucket[i] counts the
@@ -63,9 +63,10 @@ int xlr_prom_finish(xlr_prom *p, const char **text_r, size_t *len_r);
  * Replaces path with the text, atomically for every reader: written to
  * a temporary file in path's own directory (a dot file whose name does
  * not end in .prom, so the collector never reads it), mode 0644, then
- * rename(2)d over path.  A reader sees the old file or the new one,
- * never part of one.  0, or -1 with errno set and what failed in
- * what_r (a static string).
+ * renamed over path.  A reader sees the old file or the new one, never
+ * part of one.  No symlink is followed on the way to the directory
+ * (openat2 RESOLVE_NO_SYMLINKS), nor in its place.  0, or -1 with errno
+ * set and what failed in what_r (a static string).
  */
 int xlr_prom_write_file(const char *path, const char *text, size_t len,
                         const char **what_r);

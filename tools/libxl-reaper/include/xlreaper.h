@@ -137,6 +137,8 @@ typedef struct {
 
     /* Daemon. */
     unsigned sweep_interval_s;
+    const char *metrics_file;    /* xl-reaperd's metrics (node_exporter's
+                                  * textfile format), or NULL: none */
 
     /* Not a key: where /etc/subuid or /etc/subgid overlaps the DM
      * range ("file:line (user: lo..hi)"), or NULL.  Then the kernel

@@ -259,7 +259,7 @@ static void test_file(void **state)
                            (const char *[]){ "--prometheus", "--tap", NULL },
                            NULL, &err),
                      2);
-    assert_non_null(strstr(err, "one choice of output"));
+    assert_non_null(strstr(err, "exclude each other"));
     free(err);
     free(path);
 }

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include <linux/filter.h>
+
 #include "xlreaper.h"
 
 #define _hidden __attribute__((visibility("hidden")))
@@ -49,6 +51,12 @@ typedef struct {
     int (*each)(void *opaque,
                 int (*fn)(void *arg, const char *name, uid_t uid),
                 void *arg);
+    /* The same over the group database: each group's name, gid and
+     * NULL-terminated member list. */
+    int (*each_group)(void *opaque,
+                      int (*fn)(void *arg, const char *name, gid_t gid,
+                                char *const *members),
+                      void *arg);
 } xlreaper__passwd_ops;
 
 _hidden extern const xlreaper__passwd_ops xlreaper__passwd_system;
@@ -65,6 +73,7 @@ struct xlreaper_ctx {
     xlreaper_config *cfg; /* NULL until a load succeeds */
     xlreaper_lock *held;  /* the global lock, while this ctx holds it */
     const char *subuid_file, *subgid_file; /* NULL: /etc's; for tests */
+    const char *progname; /* the log lines' context */
 };
 
 /* ---------- configuration ---------- */
@@ -184,6 +193,9 @@ _hidden int xlreaper__sys_setgroups0(void);
 /* 0 when the calling task has no effective (and, if permitted_too, no
  * permitted) capability, else -1 with errno (EPERM when it has some). */
 _hidden int xlreaper__caps_none(bool permitted_too);
+/* 1 if capability cap is in this task's effective set, 0 if not, -1 with
+ * errno if capget failed. */
+_hidden int xlreaper__cap_effective(int cap);
 
 /* ---------- the kernel count ---------- */
 
@@ -282,6 +294,25 @@ _hidden ssize_t xlreaper__read_all(int fd, char *buf, size_t max);
 _hidden int xlreaper__write_all(int fd, const void *buf, size_t len);
 /* close(2) keeping errno. */
 _hidden void xlreaper__close_keep_errno(int fd);
+
+/* ---------- spawn: no set-id file (xlreaper_setid.c) ---------- */
+
+#define XLREAPER__SETID_FILTER_MAX 40
+
+/* The seccomp program that fails every call that could make a set-uid
+ * or set-gid file (the argument is in xlreaper_setid.c). */
+typedef struct {
+    struct sock_filter insn[XLREAPER__SETID_FILTER_MAX];
+    unsigned short len;
+} xlreaper__setid_filter;
+
+/* Builds the program into f, at plan time.  0, or _INVAL (logged) on an
+ * architecture it has no system call table for. */
+_hidden int xlreaper__setid_filter_plan(xlreaper_ctx *ctx, uint32_t domid,
+                                        xlreaper__setid_filter *f);
+/* Child side, after PR_SET_NO_NEW_PRIVS: installs f.  0 or -1 with
+ * errno; async-signal-safe. */
+_hidden int xlreaper__setid_filter_install(const xlreaper__setid_filter *f);
 
 /* ---------- spawn: the QEMU command line (xlreaper_qemu_args.c) ---------- */
 

@@ -106,9 +106,10 @@ static void print_table(const xlr_cli *cli, const xlreaper_audit_result *res,
 {
     const xlreaper_config *cfg = xlreaper_config_get(cli->ctx);
 
-    printf("xl-reaper audit: uid range %lu..%lu, reaper uid %lu\n",
-           (unsigned long)cfg->dm_uid_base,
-           (unsigned long)(cfg->dm_uid_base + xlreaper_max_domid()),
+    char range[96];
+
+    printf("xl-reaper audit: dm uid range %s, reaper uid %lu\n",
+           xlr_range_text(cfg, range, sizeof(range)),
            (unsigned long)cfg->reaper_uid);
     printf("%-6s %-10s %-8s %-14s %s\n", "DOMID", "UID", "PID", "CHECK",
            "RESULT");
@@ -191,20 +192,15 @@ static void print_tap(const xlreaper_audit_result *res, int ret)
     summary(stdout, "# ", res, ret);
 }
 
-#define AUDIT_USAGE                                                        \
-    "usage: xl-reaper audit [--tap | --json | --prometheus | "             \
-    "--prometheus-file FILE] [--fix] [--probe-all] [--xenstore-timeout MS]"
-
 typedef enum { OUT_TABLE, OUT_TAP, OUT_JSON, OUT_PROM } out_kind;
 
 typedef struct {
     out_kind out;
     const char *prom_file; /* OUT_PROM: NULL for stdout */
     xlreaper_audit_opts ao;
-    bool help;
 } audit_args;
 
-/* 0, or -1 when the command line is wrong (said). */
+/* 0, or the exit code of a usage error (said). */
 static int parse_args(audit_args *a, bool json, int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -215,7 +211,6 @@ static int parse_args(audit_args *a, bool json, int argc, char **argv)
         { "fix", no_argument, NULL, 'f' },
         { "probe-all", no_argument, NULL, 'p' },
         { "xenstore-timeout", required_argument, NULL, 'x' },
-        { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     unsigned outs = json;
@@ -227,8 +222,7 @@ static int parse_args(audit_args *a, bool json, int argc, char **argv)
     memset(a, 0, sizeof(*a));
     xlreaper_audit_opts_init(&a->ao);
     a->out = json ? OUT_JSON : OUT_TABLE;
-    opterr = 0;
-    while ((opt = getopt_long(argc, argv, "+:tjfpx:h", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+:tjfpx:", opts, NULL)) != -1) {
         switch (opt) {
         case 't':
             a->out = OUT_TAP;
@@ -243,13 +237,12 @@ static int parse_args(audit_args *a, bool json, int argc, char **argv)
             n = strlen(optarg);
             /* The textfile collector reads *.prom files only. */
             if (n < 6 || strcmp(optarg + n - 5, ".prom") ||
-                optarg[n - 6] == '/') {
-                xlr_error("--prometheus-file %s: the name must end in "
-                          ".prom (node_exporter's textfile collector "
-                          "reads no other file)",
-                          optarg);
-                return -1;
-            }
+                optarg[n - 6] == '/')
+                return xlr_usage_error("audit",
+                                       "--prometheus-file '%s': the name "
+                                       "must end in .prom (node_exporter's "
+                                       "textfile collector reads no other)",
+                                       optarg);
             a->prom_file = optarg;
             /* fall through */
         case 'P':
@@ -264,49 +257,24 @@ static int parse_args(audit_args *a, bool json, int argc, char **argv)
             break;
         case 'x':
             v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < 1 || v > 600000) {
-                xlr_error("--xenstore-timeout: a number of ms, 1..600000");
-                return -1;
-            }
+            if (!*optarg || *end || v < 1 || v > 600000)
+                return xlr_usage_error("audit", "--xenstore-timeout '%s': "
+                                                "a number of ms, 1..600000",
+                                       optarg);
             a->ao.xenstore_timeout_ms = (unsigned)v;
             break;
-        case 'h':
-            a->help = true;
-            return 0;
-        case ':':
-            xlr_error("audit: %s needs a value\n%s", argv[optind - 1],
-                      AUDIT_USAGE);
-            return -1;
         default:
-            xlr_error("audit: unknown option '%s'\n%s", argv[optind - 1],
-                      AUDIT_USAGE);
-            return -1;
+            return xlr_option_error("audit", opt, argv);
         }
     }
-    if (optind != argc) {
-        xlr_error("audit: unexpected argument '%s'\n%s", argv[optind],
-                  AUDIT_USAGE);
-        return -1;
-    }
-    if (outs > 1) {
-        xlr_error("audit: --tap, --json and --prometheus[-file] are one "
-                  "choice of output, not several\n%s",
-                  AUDIT_USAGE);
-        return -1;
-    }
+    if (optind != argc)
+        return xlr_usage_error("audit", "unexpected argument '%s'",
+                               argv[optind]);
+    if (outs > 1)
+        return xlr_usage_error("audit", "--tap, --json and "
+                                        "--prometheus[-file] exclude each "
+                                        "other");
     return 0;
-}
-
-int xlr_audit_unchecked(int argc, char **argv, bool json, const char *why)
-{
-    audit_args a;
-
-    /* Only metrics need a word here: the other outputs' readers see
-     * the exit status and the message already on stderr. */
-    if (parse_args(&a, json, argc, argv) == 0 && !a.help &&
-        a.out == OUT_PROM)
-        xlr_audit_prometheus(NULL, why, a.prom_file);
-    return XLR_AUDIT_EXIT_UNKNOWN;
 }
 
 int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
@@ -316,16 +284,18 @@ int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
     char *js = NULL;
     int rc, ret;
 
-    if (parse_args(&a, cli->json, argc, argv) < 0)
-        return XLR_AUDIT_EXIT_UNKNOWN;
-    if (a.help) {
-        printf("%s\n"
-               "exit: 0 every check passed, 1 a violation, 2 could "
-               "not check\n",
-               AUDIT_USAGE);
-        return XLR_AUDIT_EXIT_OK;
-    }
+    ret = parse_args(&a, cli->json, argc, argv);
+    if (ret)
+        return ret;
 
+    /* A config that does not load means "could not check", not exit 1,
+     * "a violation"; the metrics say so rather than go stale. */
+    if (xlr_load_config(cli)) {
+        if (a.out == OUT_PROM)
+            xlr_audit_prometheus(NULL, "the config did not load",
+                                 a.prom_file);
+        return XLR_AUDIT_EXIT_UNKNOWN;
+    }
     xlreaper_audit_result_init(&res);
     rc = xlreaper_audit(cli->ctx, &a.ao, &res);
     ret = rc ? XLR_AUDIT_EXIT_UNKNOWN : exit_for(xlreaper_audit_verdict(&res));
@@ -355,7 +325,7 @@ int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
     if (a.ao.flags & XLREAPER_AUDIT_FIX)
         for (unsigned i = 0; i < res.num; i++)
             if (res.checks[i].fixed)
-                fprintf(stderr, "xl-reaper: audit --fix: %s\n",
+                fprintf(stderr, XLR_PROG ": notice: audit --fix: %s\n",
                         res.checks[i].reason);
     fflush(stdout);
     xlreaper_audit_result_dispose(&res);

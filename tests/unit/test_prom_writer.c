@@ -269,6 +269,67 @@ static void test_metrics_file_key(void **state)
     xlrt_tmpdir_remove(dir);
 }
 
+/* The documented alert rule: the same line in the feature document and
+ * both man pages, and a rule promtool accepts. */
+static char *alert_line(const char *doc)
+{
+    char line[2048], *found = NULL;
+    FILE *f = fopen(doc, "r");
+
+    if (!f)
+        fail_msg("%s: %s", doc, strerror(errno));
+    while (fgets(line, sizeof(line), f))
+        if (!strncmp(line, "    expr: xl_reaper", 19)) {
+            if (found)
+                fail_msg("%s: two alert rules", doc);
+            found = strdup(line + 4);
+        }
+    fclose(f);
+    if (!found)
+        fail_msg("%s: no \"    expr: xl_reaper...\" alert rule", doc);
+    return found;
+}
+
+static void test_alert_rule(void **state)
+{
+    static const char *const docs[] = { "docs/man/xl-reaper.8.md",
+                                        "docs/man/xl-reaperd.8.md", NULL };
+    char *rule = alert_line("docs/qemu-deprivilege.pandoc");
+    char *dir = xlrt_tmpdir(), *text, *path, *cmd, *out, *err;
+    char *argv[] = { "/bin/sh", "-c", NULL, NULL };
+    int status;
+
+    (void)state;
+    for (unsigned i = 0; docs[i]; i++) {
+        char *other = alert_line(docs[i]);
+        assert_string_equal(other, rule);
+        free(other);
+    }
+    assert_true(asprintf(&text,
+                         "groups:\n"
+                         "  - name: xl-reaper\n"
+                         "    rules:\n"
+                         "      - alert: XlReaper\n"
+                         "        %s",
+                         rule) > 0);
+    path = xlrt_write_file(dir, "rules.yml", text);
+    assert_true(asprintf(&cmd, "exec /usr/bin/promtool check rules %s", path) >
+                0);
+    argv[2] = cmd;
+    status = xlrt_run(argv, &out, &err);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+        !strstr(out, "SUCCESS: 1 rules found"))
+        fail_msg("promtool check rules: status %d:\n%s%s\non:\n%s", status,
+                 out, err, text);
+    free(out);
+    free(err);
+    free(cmd);
+    free(path);
+    free(text);
+    free(rule);
+    xlrt_tmpdir_remove(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -277,6 +338,7 @@ int main(void)
         cmocka_unit_test(test_reader_never_sees_a_partial_file),
         cmocka_unit_test(test_no_symlink_followed),
         cmocka_unit_test(test_metrics_file_key),
+        cmocka_unit_test(test_alert_rule),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

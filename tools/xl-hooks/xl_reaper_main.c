@@ -69,8 +69,8 @@ const xlr_command xlr_commands[] = {
       "exit: 0 ok, 1 a problem (each one is named on stderr)\n",
       XLR_EXIT_USAGE },
     { "audit",
-      "[--tap | --json | --prometheus | --prometheus-file FILE] [--fix]\n"
-      "        [--probe-all] [--xenstore-timeout MS]",
+      "[--tap | --json | --prometheus | --prometheus-file FILE] [--fix] "
+      "[--probe-all] [--xenstore-timeout MS]",
       "check every DM is jailed and every dead domain's uid is empty",
       xlr_cmd_audit,
       "  --tap                  TAP version 13\n"

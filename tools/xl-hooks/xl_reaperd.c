@@ -207,8 +207,6 @@ static void reload(xlrd *d)
         return;
     }
     describe_config(d, "SIGHUP: reloaded");
-    /* Another metrics_file may fail anew: say so again. */
-    d->metrics.write_errno = 0;
     xlrd_metrics_write(d, true);
     d->next_sweep_us =
         xlrd_now_us() +

@@ -73,6 +73,7 @@ typedef struct {
     double last_sweep_duration_s;
     unsigned last_sweep_dead_uids;       /* with tasks */
     int write_errno;                     /* of the last write, 0: ok */
+    char failed_path[256];               /* of the failure last logged */
 } xlrd_metrics;
 
 /* Per domid, indexed 0 .. xlreaper_max_domid(). */

@@ -231,9 +231,14 @@ void xlrd_metrics_write(xlrd *d, bool running)
             e = errno ? errno : EIO;
         xlr_prom_dispose(&p);
     }
-    /* Once when it starts failing (or fails otherwise), once when it
-     * works again: not at every reap. */
-    if (e && e != d->metrics.write_errno) {
+    /* Once when it starts failing (or fails otherwise, or another file
+     * fails after a reload), once when it works again: not at every
+     * reap. */
+    if (e && (e != d->metrics.write_errno ||
+              strncmp(path, d->metrics.failed_path,
+                      sizeof(d->metrics.failed_path) - 1))) {
+        snprintf(d->metrics.failed_path, sizeof(d->metrics.failed_path), "%s",
+                 path);
         errno = e;
         XLRD_LOGE(d, WARN,
                   "metrics file %s: %s%s; reaping goes on without it, and "

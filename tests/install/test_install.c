@@ -45,8 +45,8 @@ static int run_make(const char *target, const char *dir, const char *prefix,
                     const char *extra, char **out_r)
 {
     char destdir[4200], build[4200], pfx[256];
-    char *argv[] = { "/usr/bin/make", "-s", (char *)target, destdir, build,
-                     pfx, (char *)extra, NULL };
+    char *argv[] = { "/usr/bin/make", "-s", (char *)target, destdir,
+                     build,           pfx,  (char *)extra,  NULL };
     char *out = NULL, *err = NULL;
     int st;
 
@@ -153,8 +153,7 @@ static void test_layout_under_prefix(void **state)
         fail_msg("make install failed:\n%s", out);
     expect_file(f->dir, "/usr/local/sbin/xl-reaper", 0755);
     expect_file(f->dir, "/usr/local/sbin/xl-reaperd", 0755);
-    expect_file(f->dir, "/usr/local/libexec/xl-reaper/qemu-dm-restrict",
-                0755);
+    expect_file(f->dir, "/usr/local/libexec/xl-reaper/qemu-dm-restrict", 0755);
     expect_file(f->dir, "/usr/local/libexec/xl-reaper/xl-reaper-xen", 0755);
     expect_file(f->dir, "/usr/local/lib/systemd/system/xl-reaperd.service",
                 0644);
@@ -168,8 +167,8 @@ static void test_layout_under_prefix(void **state)
     expect_absent(f->dir, "/usr/local/lib/libxlreaper.so.0");
     expect_absent(f->dir, "/usr/local/include/xlreaper.h");
 
-    unit = slurp(path_in(f->dir,
-                         "/usr/local/lib/systemd/system/xl-reaperd.service"));
+    unit = slurp(
+        path_in(f->dir, "/usr/local/lib/systemd/system/xl-reaperd.service"));
     assert_non_null(unit);
     assert_non_null(strstr(unit, "\nExecStart=/usr/local/sbin/xl-reaperd "));
     assert_non_null(
@@ -199,7 +198,8 @@ static void test_prefix_usr(void **state)
     expect_file(f->dir, "/usr/sbin/xl-reaperd", 0755);
     expect_file(f->dir, "/usr/libexec/xl-reaper/qemu-dm-restrict", 0755);
     expect_file(f->dir, "/usr/lib/systemd/system/xl-reaperd.service", 0644);
-    unit = slurp(path_in(f->dir, "/usr/lib/systemd/system/xl-reaperd.service"));
+    unit =
+        slurp(path_in(f->dir, "/usr/lib/systemd/system/xl-reaperd.service"));
     assert_non_null(strstr(unit, "\nExecStart=/usr/sbin/xl-reaperd "));
     free(out);
     free(unit);

@@ -464,6 +464,21 @@ static bool prom_name_ok(const char *s)
     return n > 5 && !strcmp(base + n - 5, ".prom");
 }
 
+/*
+ * A string value `check` can print back as it was read: printable
+ * ASCII, no quote, no backslash.  libxlutil takes backslash escapes
+ * ("\"", "\n", ...) which `check` would print unescaped, and control
+ * characters or bytes that are not UTF-8 would reach its JSON; no path
+ * of ours needs them (found by tests/fuzz).
+ */
+static bool printable(const char *s)
+{
+    for (; *s; s++)
+        if (*s < 0x20 || *s > 0x7e || *s == '"' || *s == '\\')
+            return false;
+    return true;
+}
+
 /* Reads one key's value into cfg (or *want_* for uids). */
 static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
                     const key_walk *w, const key_spec *k,
@@ -508,6 +523,13 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
         if (e) {
             LOG(ERROR, "%s:%u: %s must be a quoted string", w->path, line,
                 k->key);
+            return XLREAPER_ERROR_INVAL;
+        }
+        if (!printable(s)) {
+            LOG(ERROR,
+                "%s:%u: %s must be printable ASCII without quotes or "
+                "backslashes",
+                w->path, line, k->key);
             return XLREAPER_ERROR_INVAL;
         }
         if (k->type == KEY_ENUM) {
@@ -626,16 +648,13 @@ out:
     return rc;
 }
 
-int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
+int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
+                               const char *text, size_t len)
 {
     xlreaper_config *cfg;
-    char *text = NULL;
-    size_t len = 0;
     long want_base = -1, want_reaper = -1;
     int rc;
 
-    if (!path)
-        path = XLREAPER_DEFAULT_CONFIG;
     cfg = malloc(sizeof(*cfg));
     if (!cfg)
         return XLREAPER_ERROR_NOMEM;
@@ -644,17 +663,7 @@ int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
     if (rc)
         goto out;
 
-    rc = read_config_text(ctx, path, &text, &len);
-    if (rc < 0)
-        goto out;
-    if (rc == 1) {
-        if (flags & XLREAPER_CONFIG_MUST_EXIST) {
-            LOG(ERROR, "%s: config file does not exist", path);
-            rc = XLREAPER_ERROR_INVAL;
-            goto out;
-        }
-        LOG(DEBUG, "%s absent: using the defaults", path);
-    } else {
+    if (text) {
         cfg->path = strdup(path);
         if (!cfg->path) {
             rc = XLREAPER_ERROR_NOMEM;
@@ -685,6 +694,28 @@ out:
         xlreaper__config_dispose(cfg);
         free(cfg);
     }
+    return rc;
+}
+
+int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (!path)
+        path = XLREAPER_DEFAULT_CONFIG;
+    rc = read_config_text(ctx, path, &text, &len);
+    if (rc < 0)
+        return rc;
+    if (rc == 1) {
+        if (flags & XLREAPER_CONFIG_MUST_EXIST) {
+            LOG(ERROR, "%s: config file does not exist", path);
+            return XLREAPER_ERROR_INVAL;
+        }
+        LOG(DEBUG, "%s absent: using the defaults", path);
+    }
+    rc = xlreaper__config_load_text(ctx, path, text, len);
     free(text);
     return rc;
 }

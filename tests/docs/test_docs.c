@@ -1079,7 +1079,11 @@ static void test_documented_defaults(void **state)
     status =
         run((char *[]){ cli, "--config", conf_file, "--json", "check", NULL },
             NULL, &out, &err);
-    if (!exited_0(status)) {
+    /* check exits 1 when a DM could not start here (no QEMU at the
+     * default qemu_path, ...), and still reports every setting. */
+    if (!exited_0(status) &&
+        !(WIFEXITED(status) && WEXITSTATUS(status) == 1 &&
+          strstr(out, "\"settings\":{"))) {
         problem(&p, "xl-reaper check --json: status %#x: %s", status, err);
     } else {
         for (unsigned i = 0; i < conf.n; i++) {

@@ -114,4 +114,13 @@ typedef struct {
 } xlrt_user;
 void xlrt_fake_passwd(xlreaper_ctx *ctx, const xlrt_user *table);
 
+/* The group database the fake passwd answers with (none until set):
+ * each group's name, gid, and one member or NULL. */
+typedef struct {
+    const char *name;
+    gid_t gid;
+    const char *member;
+} xlrt_group;
+void xlrt_fake_groups(const xlrt_group *table);
+
 #endif /* XLR_TEST_H */

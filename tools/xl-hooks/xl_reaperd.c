@@ -95,7 +95,7 @@ static int sanitize_env(void)
             continue;
         if (!sane_path(v, keep[i].max)) {
             fprintf(stderr,
-                    "xl-reaperd: %s is not a sane absolute path; "
+                    "xl-reaperd: error: %s is not a sane absolute path; "
                     "refusing to start\n",
                     keep[i].name);
             rc = XLRD_EXIT_USAGE;
@@ -185,11 +185,12 @@ static void describe_config(xlrd *d, const char *what)
 
     XLRD_LOG(d, NOTICE,
              "%s: config %s, DM uids %lu..%lu, reaper uid %lu, lock %s, "
-             "sweep every %u s",
+             "sweep every %u s, metrics file %s",
              what, c->path ? c->path : "none (defaults)",
              (unsigned long)c->dm_uid_base + 1,
              (unsigned long)c->dm_uid_base + xlreaper_max_domid(),
-             (unsigned long)c->reaper_uid, c->lock_file, c->sweep_interval_s);
+             (unsigned long)c->reaper_uid, c->lock_file, c->sweep_interval_s,
+             c->metrics_file ? c->metrics_file : "none");
 }
 
 static void reload(xlrd *d)
@@ -206,6 +207,7 @@ static void reload(xlrd *d)
         return;
     }
     describe_config(d, "SIGHUP: reloaded");
+    xlrd_metrics_write(d, true);
     d->next_sweep_us =
         xlrd_now_us() +
         (uint64_t)xlreaper_config_get(d->ctx)->sweep_interval_s * 1000000u;
@@ -231,6 +233,7 @@ static void run(xlrd *d)
                 XLRD_LOG(d, NOTICE, "ready: watching @releaseDomain");
                 sd_notify_msg("READY=1");
                 ready = true;
+                xlrd_metrics_write(d, true);
             }
         }
         if (d->full_sweep_pending || xlrd_now_us() >= d->next_sweep_us) {
@@ -273,6 +276,7 @@ static void usage(FILE *f)
             "                     when that is absent, the defaults)\n"
             "  -e, --events FILE  append one JSON line per reap to FILE\n"
             "  -v, --verbose      more log output (twice: debug)\n"
+            "  -V, --version      print the version\n"
             "  -h, --help         this text\n"
             "\n"
             "SIGHUP reloads the config and reopens FILE; SIGTERM stops.\n",
@@ -286,6 +290,7 @@ int main(int argc, char **argv)
         { "events", required_argument, NULL, 'e' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     xlrd d = { .events_fd = -1, .sfd = -1, .full_sweep_pending = true };
@@ -293,7 +298,8 @@ int main(int argc, char **argv)
     int opt, ret = XLRD_EXIT_FAIL, rc;
     uint32_t n = xlreaper_max_domid() + 1;
 
-    while ((opt = getopt_long(argc, argv, "c:e:vh", opts, NULL)) != -1) {
+    opterr = 0; /* one line of our own, "xl-reaperd: error: ..." */
+    while ((opt = getopt_long(argc, argv, "+:c:e:vhV", opts, NULL)) != -1) {
         switch (opt) {
         case 'c':
             d.config_path = optarg;
@@ -308,22 +314,39 @@ int main(int argc, char **argv)
         case 'h':
             usage(stdout);
             return XLRD_EXIT_OK;
+        case 'V':
+            printf("xl-reaperd %s\n", XLREAPER_VERSION);
+            return XLRD_EXIT_OK;
+        case ':':
+            fprintf(stderr, "xl-reaperd: error: option '%s' needs a value "
+                            "(see xl-reaperd --help)\n",
+                    argv[optind - 1]);
+            return XLRD_EXIT_USAGE;
         default:
-            usage(stderr);
+            if (optopt && strncmp(argv[optind - 1], "--", 2))
+                fprintf(stderr, "xl-reaperd: error: unknown option '-%c' "
+                                "(see xl-reaperd --help)\n",
+                        optopt);
+            else
+                fprintf(stderr, "xl-reaperd: error: unknown option '%s' "
+                                "(see xl-reaperd --help)\n",
+                        argv[optind - 1]);
             return XLRD_EXIT_USAGE;
         }
     }
     if (optind != argc) {
-        usage(stderr);
+        fprintf(stderr, "xl-reaperd: error: unexpected argument '%s' (it "
+                        "takes options only; see xl-reaperd --help)\n",
+                argv[optind]);
         return XLRD_EXIT_USAGE;
     }
     if (geteuid() != 0) {
-        fprintf(stderr, "xl-reaperd: must run as root\n");
+        fprintf(stderr, "xl-reaperd: error: must run as root\n");
         return XLRD_EXIT_USAGE;
     }
     if (d.events_path && d.events_path[0] != '/') {
-        fprintf(stderr, "xl-reaperd: --events needs an absolute path (the "
-                        "file is reopened on SIGHUP)\n");
+        fprintf(stderr, "xl-reaperd: error: --events needs an absolute "
+                        "path (the file is reopened on SIGHUP)\n");
         return XLRD_EXIT_USAGE;
     }
     rc = sanitize_env();
@@ -336,6 +359,7 @@ int main(int argc, char **argv)
         return XLRD_EXIT_FAIL;
     if (xlreaper_ctx_alloc(&d.ctx, d.lg))
         goto out;
+    xlreaper_ctx_set_progname(d.ctx, "xl-reaperd");
     rc = xlreaper_config_load(d.ctx, d.config_path, d.config_flags);
     if (rc) {
         ret = rc == XLREAPER_ERROR_INVAL ? XLRD_EXIT_USAGE : XLRD_EXIT_FAIL;
@@ -359,10 +383,13 @@ int main(int argc, char **argv)
         XLRD_LOG(&d, ERROR, "out of memory");
         goto out;
     }
+    xlrd_metrics_init(&d);
     describe_config(&d, "starting");
 
     run(&d);
     sd_notify_msg("STOPPING=1");
+    /* Said, not left to a stale file: the daemon is gone. */
+    xlrd_metrics_write(&d, false);
     XLRD_LOG(&d, NOTICE, "stopped");
     ret = XLRD_EXIT_OK;
 

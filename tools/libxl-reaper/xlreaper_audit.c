@@ -539,6 +539,9 @@ static int check_cmdline(audit *a, const dm_proc *p,
 {
     ssize_t n;
 
+    /* Read by check_chroot whatever happens here: a cmdline that cannot
+     * be read leaves it empty, not stack garbage (found by scan-build). */
+    memset(cl, 0, sizeof(*cl));
     n = xlreaper__audit_read_proc(p->pid, "cmdline", CMDLINE_MAX, text_r);
     if (n < 0)
         return ADD(a, "cmdline", p->domid, p->uid, p->pid,

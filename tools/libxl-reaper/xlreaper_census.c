@@ -44,7 +44,9 @@ static void count_task(census *c, const xlreaper_task *t)
     const uid_t ids[] = { t->ruid, t->euid, t->suid, t->fsuid };
     bool zombie = t->state == 'Z' || t->state == 'X';
     uid_t base = c->cfg->dm_uid_base;
-    uint32_t seen[4];
+    /* Zeroed for cppcheck, which misses that only seen[0..n-1] is read
+     * (a false uninitvar). */
+    uint32_t seen[4] = { 0 };
     unsigned n = 0;
 
     for (unsigned i = 0; i < 4; i++) {

@@ -381,6 +381,34 @@ static void test_group_in_range(void **state)
     groupdel("xlrtest-rb");
 }
 
+/* A spawn looks its one gid up, and refuses it too. */
+static void test_spawn_refuses_group_gid(void **state)
+{
+    char *cfg = config(NULL), *out, *err;
+    char *argv[] = { S.cli, "--config", cfg, "spawn", "5", "--", "/bin/true",
+                     NULL };
+    int status;
+
+    (void)state;
+    groupadd("xlrtest-dm5", BASE + 5);
+    status = xlrt_run(argv, &out, &err);
+    groupdel("xlrtest-dm5");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 1 ||
+        !strstr(err, "xl-reaper: error: domid 5: its DM gid 9200005 is group "
+                     "xlrtest-dm5 of this host"))
+        fail_msg("spawn with a group at the DM's gid: status %#x\nstderr: %s",
+                 status, err);
+    free(out);
+    free(err);
+    /* Without it, the same spawn runs. */
+    status = xlrt_run(argv, &out, &err);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("spawn: status %#x\nstderr: %s", status, err);
+    free(out);
+    free(err);
+    free(cfg);
+}
+
 static void test_not_root(void **state)
 {
     char *cfg = config(NULL), *out, *err;
@@ -424,6 +452,7 @@ int main(void)
         cmocka_unit_test(test_cgroup_parent),
         cmocka_unit_test(test_lock_file),
         cmocka_unit_test(test_group_in_range),
+        cmocka_unit_test(test_spawn_refuses_group_gid),
         cmocka_unit_test(test_not_root),
     };
     return cmocka_run_group_tests(tests, suite_setup, suite_teardown);

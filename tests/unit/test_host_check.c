@@ -179,6 +179,37 @@ static void test_subordinate_ids(void **state)
     free(u);
 }
 
+/* The one lookup a spawn makes. */
+static void test_dm_gid_lookup(void **state)
+{
+    static const xlrt_group groups[] = {
+        { "xen-qemuuser-range-base", 131072, NULL },
+        { "dm5", 131077, NULL },
+        { NULL, 0, NULL },
+    };
+    static const xlrt_group member[] = {
+        { "xen-qemuuser-range-base", 131072, "bob" },
+        { NULL, 0, NULL },
+    };
+    fixture *f = *state;
+
+    run(f, "dm_gid_mode = \"per-domain\"\n", groups);
+    xlrt_capture_reset();
+    assert_int_equal(xlreaper__dm_gid_check(f->ctx, 4, 131076), 0);
+    assert_int_equal(xlreaper__dm_gid_check(f->ctx, 5, 131077),
+                     XLREAPER_ERROR_INVAL);
+    assert_logged("domid 5: its DM gid 131077 is group dm5 of this host");
+    /* range-base: the base user's own group is meant to be it ... */
+    run(f, "dm_gid_mode = \"range-base\"\n", groups);
+    assert_int_equal(xlreaper__dm_gid_check(f->ctx, 5, 131072), 0);
+    /* ... with no member. */
+    run(f, "dm_gid_mode = \"range-base\"\n", member);
+    xlrt_capture_reset();
+    assert_int_equal(xlreaper__dm_gid_check(f->ctx, 5, 131072),
+                     XLREAPER_ERROR_INVAL);
+    assert_logged("group xen-qemuuser-range-base, which lists members,");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -190,6 +221,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_subordinate_ids, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(test_dm_gid_lookup, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -149,6 +149,33 @@ static int check_groups(xlreaper_ctx *ctx, report *r)
     return 0;
 }
 
+int xlreaper__dm_gid_check(xlreaper_ctx *ctx, uint32_t domid, gid_t gid)
+{
+    const xlreaper_config *cfg = ctx->cfg;
+    bool found = false, members = false;
+    char name[256];
+    int rc;
+
+    rc = ctx->pw->group_by_gid(ctx->pw_opaque, gid, name, sizeof(name),
+                               &members, &found);
+    if (rc) {
+        LOGED(ERROR, domid, "looking up group %lu", (unsigned long)gid);
+        return rc;
+    }
+    if (!found)
+        return 0;
+    /* As group_walk_one: in range-base mode the gid is meant to be the
+     * range base user's own group, with no member. */
+    if (cfg->dm_gid_mode == XLREAPER_GID_RANGE_BASE &&
+        !strcmp(name, XLREAPER_USER_RANGE_BASE) && !members)
+        return 0;
+    LOGD(ERROR, domid,
+         "its DM gid %lu is group %s%s of this host: its files and members "
+         "would be the DM's (xl-reaper check names every such group)",
+         (unsigned long)gid, name, members ? ", which lists members," : "");
+    return XLREAPER_ERROR_INVAL;
+}
+
 /* ---------- what the wrapper execs ---------- */
 
 static void check_qemu(report *r, const char *path)

@@ -409,6 +409,36 @@ static void test_spawn_refuses_group_gid(void **state)
     free(cfg);
 }
 
+/* check and audit print the DM uid range in one form. */
+static void test_range_printed_alike(void **state)
+{
+    static const char want[] = "9200001..9232751 (base 9200000 + domid "
+                               "1..32751)";
+    char *cfg = config(NULL), *out, *err, *at;
+    char *audit[] = { S.cli, "--config", cfg, "audit", "--xenstore-timeout",
+                      "100", NULL };
+    result r;
+    int status;
+
+    (void)state;
+    r = check(NULL, false);
+    at = strstr(r.out, "\ndm uid range:    ");
+    if (!at || strncmp(at + 18, want, strlen(want)))
+        fail_msg("check's range line lacks \"%s\":\n%s", want, r.out);
+    result_free(&r);
+    /* Without Xen the audit cannot check the domains (exit 2), and still
+     * heads its table with the range. */
+    status = xlrt_run(audit, &out, &err);
+    assert_true(WIFEXITED(status));
+    if (strncmp(out, "xl-reaper audit: dm uid range ", 30) ||
+        strncmp(out + 30, want, strlen(want)))
+        fail_msg("audit's first line lacks \"dm uid range %s\":\n%s", want,
+                 out);
+    free(out);
+    free(err);
+    free(cfg);
+}
+
 static void test_not_root(void **state)
 {
     char *cfg = config(NULL), *out, *err;
@@ -453,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_lock_file),
         cmocka_unit_test(test_group_in_range),
         cmocka_unit_test(test_spawn_refuses_group_gid),
+        cmocka_unit_test(test_range_printed_alike),
         cmocka_unit_test(test_not_root),
     };
     return cmocka_run_group_tests(tests, suite_setup, suite_teardown);

@@ -120,8 +120,7 @@ static char *config(const char *extra)
 
     snprintf(lock, sizeof(lock), "lock_file = \"%s/lock\"\n", S.dir);
     snprintf(text, sizeof(text), "%s%s%s%s",
-             own_base ? "" : "dm_uid_base = 9200000\n",
-             own_lock ? "" : lock,
+             own_base ? "" : "dm_uid_base = 9200000\n", own_lock ? "" : lock,
              own_qemu ? "" : "qemu_path = \"/bin/true\"\n",
              extra ? extra : "");
     return xlrt_write_file(S.dir, "check.conf", text);
@@ -135,8 +134,12 @@ typedef struct {
 static result check(const char *extra, bool json)
 {
     char *cfg = config(extra);
-    char *argv[] = { S.cli, "--config", cfg, json ? "--json" : "check",
-                     json ? "check" : NULL, NULL };
+    char *argv[] = { S.cli,
+                     "--config",
+                     cfg,
+                     json ? "--json" : "check",
+                     json ? "check" : NULL,
+                     NULL };
     result r;
 
     r.status = xlrt_run(argv, &r.out, &r.err);
@@ -151,8 +154,7 @@ static void result_free(result *r)
 }
 
 /* The report's line for check name, malloc'd, or NULL. */
-static char *report_line(const char *out, const char *prefix,
-                         const char *name)
+static char *report_line(const char *out, const char *prefix, const char *name)
 {
     char head[128];
     const char *l, *nl;
@@ -177,8 +179,7 @@ static void assert_refused(const char *extra, const char *name,
     snprintf(head, sizeof(head), "xl-reaper: error: check: %s: ", name);
     if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 1 || !line ||
         !strstr(line, why) || !strstr(r.out, "\nnot ok: ") ||
-        strstr(r.out, "\nok\n") || !strstr(r.err, head) ||
-        !strstr(r.err, why))
+        strstr(r.out, "\nok\n") || !strstr(r.err, head) || !strstr(r.err, why))
         fail_msg("config with\n%s\nstatus %#x, want exit 1 and %s "
                  "FAILED: ...%s...\nreport line: %s\nstderr: %s",
                  extra ? extra : "", r.status, name, why, line, r.err);
@@ -202,10 +203,10 @@ static void assert_ok(const char *extra, const char *name, const char *what)
 
 static void test_ok_means_every_check(void **state)
 {
-    static const char *const names[] = {
-        "root",       "passwd_range",  "group_range", "subordinate_ids",
-        "qemu_path",  "cgroup_parent", "lock_file",   NULL
-    };
+    static const char *const names[] = { "root",        "passwd_range",
+                                         "group_range", "subordinate_ids",
+                                         "qemu_path",   "cgroup_parent",
+                                         "lock_file",   NULL };
     result r;
 
     (void)state;
@@ -293,8 +294,8 @@ static void test_cgroup_parent(void **state)
         if (unshare(CLONE_NEWNS) < 0 ||
             mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
             mount(parent, parent, NULL, MS_BIND, NULL) < 0 ||
-            mount(NULL, parent, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY,
-                  NULL) < 0)
+            mount(NULL, parent, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) <
+                0)
             _exit(100);
         dup2(fd, 1);
         dup2(p[1], 2);
@@ -385,8 +386,8 @@ static void test_group_in_range(void **state)
 static void test_spawn_refuses_group_gid(void **state)
 {
     char *cfg = config(NULL), *out, *err;
-    char *argv[] = { S.cli, "--config", cfg, "spawn", "5", "--", "/bin/true",
-                     NULL };
+    char *argv[] = { S.cli, "--config", cfg,         "spawn",
+                     "5",   "--",       "/bin/true", NULL };
     int status;
 
     (void)state;

@@ -75,7 +75,7 @@ struct xlreaper_ctx {
     xlreaper_config *cfg; /* NULL until a load succeeds */
     xlreaper_lock *held;  /* the global lock, while this ctx holds it */
     const char *subuid_file, *subgid_file; /* NULL: /etc's; for tests */
-    const char *progname; /* the log lines' context */
+    const char *progname;                  /* the log lines' context */
 };
 
 /* ---------- configuration ---------- */

@@ -101,8 +101,8 @@ static int system_each(void *opaque,
 
 /* As system_each, over getgrent_r; the same lock serialises both. */
 static int system_each_group(void *opaque,
-                             int (*fn)(void *arg, const char *name,
-                                       gid_t gid, char *const *members),
+                             int (*fn)(void *arg, const char *name, gid_t gid,
+                                       char *const *members),
                              void *arg)
 {
     struct group gr, *res;

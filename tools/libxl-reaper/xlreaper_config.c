@@ -550,7 +550,8 @@ int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
             goto out;
     }
 
-    rc = xlreaper__uid_settle(ctx, cfg, want_base, want_reaper);
+    rc = xlreaper__uid_settle(ctx, cfg, want_base, want_reaper,
+                              flags & XLREAPER_CONFIG_QUICK);
     if (rc)
         goto out;
     rc = xlreaper__subid_check(ctx, cfg);

@@ -1,9 +1,11 @@
 /*
- * xlreaper_passwd.c - the host's passwd database, as the library asks
- * it: through NSS (every source nsswitch.conf names), or /etc/passwd
- * alone for the quick load of a kill (xlreaper_uid.c says when).  Unit
- * tests substitute a table of their own.
+ * xlreaper_passwd.c - the host's passwd and group databases, as the
+ * library asks them: through NSS (files, LDAP, ...: every source
+ * nsswitch.conf names), or /etc/passwd alone for the quick load of a
+ * kill (xlreaper_uid.c says when).  Unit tests substitute tables of
+ * their own.
  */
+#include <grp.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <stdio.h>
@@ -100,9 +102,56 @@ static int system_each(void *opaque,
     return rc;
 }
 
+/* As system_each, over getgrent_r; the same lock serialises both. */
+static int system_each_group(void *opaque,
+                             int (*fn)(void *arg, const char *name,
+                                       gid_t gid, char *const *members),
+                             void *arg)
+{
+    struct group gr, *res;
+    size_t bufsz = 4096;
+    char *buf = malloc(bufsz);
+    int r, rc = 0;
+
+    (void)opaque;
+    if (!buf)
+        return XLREAPER_ERROR_NOMEM;
+    pthread_mutex_lock(&walk_lock);
+    setgrent();
+    for (;;) {
+        r = getgrent_r(&gr, buf, bufsz, &res);
+        if (r == ERANGE) {
+            /* A group with many members: the same entry comes again. */
+            char *nbuf = bufsz < (1u << 24) ? realloc(buf, bufsz * 2) : NULL;
+            if (!nbuf) {
+                rc = XLREAPER_ERROR_NOMEM;
+                break;
+            }
+            buf = nbuf;
+            bufsz *= 2;
+            continue;
+        }
+        if (r == ENOENT || (r == 0 && !res))
+            break;
+        if (r) {
+            errno = r;
+            rc = XLREAPER_ERROR_FAIL;
+            break;
+        }
+        rc = fn(arg, res->gr_name, res->gr_gid, res->gr_mem);
+        if (rc)
+            break;
+    }
+    endgrent();
+    pthread_mutex_unlock(&walk_lock);
+    free(buf);
+    return rc;
+}
+
 const xlreaper__passwd_ops xlreaper__passwd_system = {
     .by_name = system_by_name,
     .each = system_each,
+    .each_group = system_each_group,
 };
 
 /* ---------- /etc/passwd alone ---------- */
@@ -226,6 +275,8 @@ static int files_each(void *opaque,
     return files_each_entry(opaque, files_walk_one, &w);
 }
 
+/* No each_group: only the full checks (xlreaper_hostcheck.c) walk the
+ * groups, and they ask NSS. */
 const xlreaper__passwd_ops xlreaper__passwd_files = {
     .by_name = files_by_name,
     .each = files_each,

@@ -1247,6 +1247,9 @@ static int leftover(audit *a, uint32_t domid, uid_t uid, const bucket *b,
                  domid, count, count == 1 ? "" : "s", (unsigned long)uid);
     if (rc)
         return rc;
+    /* For the metrics: how many tasks a dead domain left. */
+    a->res->checks[a->res->num - 1].tasks =
+        !prc && count > b->tasks ? count : b->tasks;
     (*found)++;
     if (a->opts->flags & XLREAPER_AUDIT_FIX)
         return fix_uid(a, domid, &a->res->checks[a->res->num - 1]);

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include <linux/filter.h>
+
 #include "xlreaper.h"
 
 #define _hidden __attribute__((visibility("hidden")))
@@ -62,16 +64,25 @@ typedef struct {
 } xlreaper__passwd_ops;
 
 _hidden extern const xlreaper__passwd_ops xlreaper__passwd_system;
+/* /etc/passwd alone (opaque: another file's path, or NULL). */
+_hidden extern const xlreaper__passwd_ops xlreaper__passwd_files;
+/* Both databases at once (a test's table serves as either). */
 _hidden void xlreaper__ctx_set_passwd(xlreaper_ctx *ctx,
                                       const xlreaper__passwd_ops *ops,
                                       void *opaque);
+/* The local one alone: what XLREAPER_CONFIG_QUICK reads. */
+_hidden void xlreaper__ctx_set_passwd_local(xlreaper_ctx *ctx,
+                                            const xlreaper__passwd_ops *ops,
+                                            void *opaque);
 
 /* ---------- the context ---------- */
 
 struct xlreaper_ctx {
     xentoollog_logger *lg;
-    const xlreaper__passwd_ops *pw;
+    const xlreaper__passwd_ops *pw; /* every NSS source */
     void *pw_opaque;
+    const xlreaper__passwd_ops *pw_local; /* /etc/passwd alone */
+    void *pw_local_opaque;
     xlreaper_config *cfg; /* NULL until a load succeeds */
     xlreaper_lock *held;  /* the global lock, while this ctx holds it */
     const char *subuid_file, *subgid_file; /* NULL: /etc's; for tests */
@@ -86,9 +97,19 @@ _hidden void xlreaper__config_dispose(xlreaper_config *cfg);
 /*
  * Checks and completes cfg's uid settings (range, pet, gid) against the
  * passwd database.  want_* are what the file said, or -1 when absent.
+ * quick: XLREAPER_CONFIG_QUICK (xlreaper_uid.c says what it skips).
  */
 _hidden int xlreaper__uid_settle(xlreaper_ctx *ctx, xlreaper_config *cfg,
-                                 long want_base, long want_reaper);
+                                 long want_base, long want_reaper,
+                                 bool quick);
+
+/*
+ * xlreaper_config_load after the file is read: text (len bytes, need
+ * not end in NUL) as the file at path says it, or NULL for an absent
+ * file (the defaults).  Also the fuzzers' way in (tests/fuzz/).
+ */
+_hidden int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
+                                       const char *text, size_t len);
 
 /*
  * Refuses (_INVAL, logged) a DM gid that a group of the host also holds
@@ -305,6 +326,25 @@ _hidden int xlreaper__write_all(int fd, const void *buf, size_t len);
 /* close(2) keeping errno. */
 _hidden void xlreaper__close_keep_errno(int fd);
 
+/* ---------- spawn: no set-id file (xlreaper_setid.c) ---------- */
+
+#define XLREAPER__SETID_FILTER_MAX 40
+
+/* The seccomp program that fails every call that could make a set-uid
+ * or set-gid file (the argument is in xlreaper_setid.c). */
+typedef struct {
+    struct sock_filter insn[XLREAPER__SETID_FILTER_MAX];
+    unsigned short len;
+} xlreaper__setid_filter;
+
+/* Builds the program into f, at plan time.  0, or _INVAL (logged) on an
+ * architecture it has no system call table for. */
+_hidden int xlreaper__setid_filter_plan(xlreaper_ctx *ctx, uint32_t domid,
+                                        xlreaper__setid_filter *f);
+/* Child side, after PR_SET_NO_NEW_PRIVS: installs f.  0 or -1 with
+ * errno; async-signal-safe. */
+_hidden int xlreaper__setid_filter_install(const xlreaper__setid_filter *f);
+
 /* ---------- spawn: the QEMU command line (xlreaper_qemu_args.c) ---------- */
 
 /* Descriptors a command line may name for the DM to inherit. */
@@ -316,6 +356,24 @@ typedef enum {
     XLREAPER__QEMU_FORM_OPTION,   /* -runas uid:gid, -chroot dir */
     XLREAPER__QEMU_FORM_RUN_WITH, /* -run-with user=uid:gid / chroot=dir */
 } xlreaper__qemu_form;
+
+/* What an argument of a QEMU command line is, as far as we read it. */
+typedef enum {
+    XLREAPER__QOPT_NONE = 0,  /* no option: a value or an image */
+    XLREAPER__QOPT_FLAG,      /* an option known to take no value */
+    XLREAPER__QOPT_UNKNOWN,   /* an option that may take the next one */
+    XLREAPER__QOPT_XEN_DOMID, /* these take the next one as value: */
+    XLREAPER__QOPT_RUNAS,
+    XLREAPER__QOPT_RUN_WITH,
+    XLREAPER__QOPT_CHROOT,
+    XLREAPER__QOPT_INCOMING,
+    XLREAPER__QOPT_FDS, /* -chardev, -netdev, ...: may name fds */
+} xlreaper__qemu_opt;
+
+/* Which one arg (len bytes, -opt or --opt) is (xlreaper_qemu_args.c
+ * says why a read option after an _UNKNOWN one is refused). */
+_hidden xlreaper__qemu_opt xlreaper__qemu_opt_kind(const char *arg,
+                                                   size_t len);
 
 /* Distinct -run-with keys a line may give (QEMU 10.1 knows 4). */
 #define XLREAPER__MAX_RUN_WITH_KEYS 8
@@ -345,7 +403,8 @@ typedef struct {
  * -run-with user= and -chroot / -run-with chroot=.  A malformed or
  * ambiguous one (a descriptor that is not a plain number, two uid
  * switches, -run-with more than twice or a key of it twice, user or
- * chroot without a value) is refused: 0, or _INVAL logged with domid.
+ * chroot without a value, an option read here right after an option
+ * that may take it as its value) is refused: 0, or _INVAL logged with domid.
  */
 _hidden int xlreaper__qemu_cmdline_parse(xlreaper_ctx *ctx, uint32_t domid,
                                          char *const argv[],

@@ -70,11 +70,15 @@ const xlr_command xlr_commands[] = {
       "exit: 0 ok, 1 a problem (each one is named on stderr)\n",
       XLR_EXIT_USAGE },
     { "audit",
-      "[--tap | --json] [--fix] [--probe-all] [--xenstore-timeout MS]",
+      "[--tap | --json | --prometheus | --prometheus-file FILE] [--fix] "
+      "[--probe-all] [--xenstore-timeout MS]",
       "check every DM is jailed and every dead domain's uid is empty",
       xlr_cmd_audit,
       "  --tap                  TAP version 13\n"
       "  --json                 one JSON object\n"
+      "  --prometheus           node_exporter's textfile format\n"
+      "  --prometheus-file FILE the same into FILE (*.prom), replaced\n"
+      "                         atomically\n"
       "  --fix                  reap every leftover uid, and say so\n"
       "  --probe-all            ask the kernel's count of every dead uid\n"
       "  --xenstore-timeout MS  wait at most MS for xenstored "
@@ -204,6 +208,13 @@ int main(int argc, char **argv)
      * nothing changes. */
     if (cmd->fn == xlr_cmd_kill)
         setpriority(PRIO_PROCESS, 0, -20);
+    /* These read the range against /etc/passwd alone: NSS's first call
+     * would cost more than the kill (xlreaper.h, XLREAPER_CONFIG_QUICK).
+     * spawn, check and audit, which vouch for the range, walk it all. */
+    if (cmd->fn == xlr_cmd_kill || cmd->fn == xlr_cmd_uid ||
+        cmd->fn == xlr_cmd_status ||
+        (xlr_cmd_destroy && cmd->fn == xlr_cmd_destroy))
+        flags |= XLREAPER_CONFIG_QUICK;
 
     lg = xtl_createlogger_stdiostream(stderr, level, 0);
     if (!lg)

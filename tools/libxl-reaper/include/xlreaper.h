@@ -145,6 +145,8 @@ typedef struct {
 
     /* Daemon. */
     unsigned sweep_interval_s;
+    const char *metrics_file;    /* xl-reaperd's metrics (node_exporter's
+                                  * textfile format), or NULL: none */
 
     /* Not a key: where /etc/subuid or /etc/subgid overlaps the DM
      * range ("file:line (user: lo..hi)"), or NULL.  Then the kernel
@@ -154,6 +156,16 @@ typedef struct {
 } xlreaper_config;
 
 #define XLREAPER_CONFIG_MUST_EXIST 1u /* a missing file is an error */
+/*
+ * For a kill, uid or status: the uid range is checked against
+ * /etc/passwd alone, without loading NSS modules (their first call
+ * costs more than a kill).  A name the config leaves to passwd is still
+ * asked of NSS when /etc/passwd lacks it.  What this skips (a user of
+ * another NSS source inside the range, or disagreeing with dm_uid_base
+ * or reaper_uid) is refused by every full load: `check`, `audit`,
+ * `spawn`, the wrapper and the daemon.
+ */
+#define XLREAPER_CONFIG_QUICK 2u
 
 /*
  * Reads path (NULL: XLREAPER_DEFAULT_CONFIG) with libxlutil and checks
@@ -520,6 +532,9 @@ typedef struct {
     xlreaper_audit_status status;
     bool fixed;             /* --fix reaped this uid (status says how
                              * that ended) */
+    unsigned tasks;         /* leftover: the tasks of the uid, by the
+                             * kernel's count (or /proc's when that is
+                             * unknown or larger); else 0 */
     char *reason;           /* malloc'd, printable ASCII; never NULL */
 } xlreaper_audit_check;
 

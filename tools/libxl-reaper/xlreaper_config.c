@@ -648,8 +648,8 @@ out:
     return rc;
 }
 
-int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
-                               const char *text, size_t len)
+static int load_text(xlreaper_ctx *ctx, const char *path, const char *text,
+                     size_t len, bool quick)
 {
     xlreaper_config *cfg;
     long want_base = -1, want_reaper = -1;
@@ -674,7 +674,7 @@ int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
             goto out;
     }
 
-    rc = xlreaper__uid_settle(ctx, cfg, want_base, want_reaper);
+    rc = xlreaper__uid_settle(ctx, cfg, want_base, want_reaper, quick);
     if (rc)
         goto out;
     rc = xlreaper__subid_check(ctx, cfg);
@@ -697,6 +697,12 @@ out:
     return rc;
 }
 
+int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
+                               const char *text, size_t len)
+{
+    return load_text(ctx, path, text, len, false);
+}
+
 int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
 {
     char *text = NULL;
@@ -715,7 +721,7 @@ int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
         }
         LOG(DEBUG, "%s absent: using the defaults", path);
     }
-    rc = xlreaper__config_load_text(ctx, path, text, len);
+    rc = load_text(ctx, path, text, len, flags & XLREAPER_CONFIG_QUICK);
     free(text);
     return rc;
 }

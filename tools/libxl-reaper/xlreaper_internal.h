@@ -60,16 +60,25 @@ typedef struct {
 } xlreaper__passwd_ops;
 
 _hidden extern const xlreaper__passwd_ops xlreaper__passwd_system;
+/* /etc/passwd alone (opaque: another file's path, or NULL). */
+_hidden extern const xlreaper__passwd_ops xlreaper__passwd_files;
+/* Both databases at once (a test's table serves as either). */
 _hidden void xlreaper__ctx_set_passwd(xlreaper_ctx *ctx,
                                       const xlreaper__passwd_ops *ops,
                                       void *opaque);
+/* The local one alone: what XLREAPER_CONFIG_QUICK reads. */
+_hidden void xlreaper__ctx_set_passwd_local(xlreaper_ctx *ctx,
+                                            const xlreaper__passwd_ops *ops,
+                                            void *opaque);
 
 /* ---------- the context ---------- */
 
 struct xlreaper_ctx {
     xentoollog_logger *lg;
-    const xlreaper__passwd_ops *pw;
+    const xlreaper__passwd_ops *pw; /* every NSS source */
     void *pw_opaque;
+    const xlreaper__passwd_ops *pw_local; /* /etc/passwd alone */
+    void *pw_local_opaque;
     xlreaper_config *cfg; /* NULL until a load succeeds */
     xlreaper_lock *held;  /* the global lock, while this ctx holds it */
     const char *subuid_file, *subgid_file; /* NULL: /etc's; for tests */
@@ -84,9 +93,11 @@ _hidden void xlreaper__config_dispose(xlreaper_config *cfg);
 /*
  * Checks and completes cfg's uid settings (range, pet, gid) against the
  * passwd database.  want_* are what the file said, or -1 when absent.
+ * quick: XLREAPER_CONFIG_QUICK (xlreaper_uid.c says what it skips).
  */
 _hidden int xlreaper__uid_settle(xlreaper_ctx *ctx, xlreaper_config *cfg,
-                                 long want_base, long want_reaper);
+                                 long want_base, long want_reaper,
+                                 bool quick);
 
 /*
  * xlreaper_config_load after the file is read: text (len bytes, need

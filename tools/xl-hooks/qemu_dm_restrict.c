@@ -5,7 +5,7 @@
  * In xl.cfg (qemu-xen only):
  *
  *     device_model_version = "qemu-xen"
- *     device_model_override = "/usr/local/libexec/xl-reaper/qemu-dm-restrict"
+ *     device_model_override = "/usr/libexec/xl-reaper/qemu-dm-restrict"
  *     dm_restrict = 1
  *
  * and in /etc/xen/xl-reaper.conf, for a QEMU that must open Xen's

@@ -119,8 +119,10 @@ static int cmp_u32(const void *a, const void *b)
 /* gcc 12's -fanalyzer loses the realloc'd array once it is stored in
  * a->res->live (freed by xlreaper_audit_result_dispose) and calls it a
  * leak, here and where list_live calls this: a false positive. */
+#ifndef __clang__ /* gcc's analyzer only */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
+#endif
 static int merge_live(audit *a, const xlreaper__audit_live *l)
 {
     xlreaper_audit_result *res = a->res;
@@ -137,7 +139,9 @@ static int merge_live(audit *a, const xlreaper__audit_live *l)
         }
     return 0;
 }
+#ifndef __clang__
 #pragma GCC diagnostic pop
+#endif
 
 static int list_live(audit *a)
 {
@@ -161,10 +165,14 @@ static int list_live(audit *a)
     }
     a->live_known = true;
     a->res->live_source = l.source;
-#pragma GCC diagnostic push /* merge_live's false leak, above */
+#ifndef __clang__ /* merge_live's false leak, above */
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
+#endif
     rc = merge_live(a, &l);
+#ifndef __clang__
 #pragma GCC diagnostic pop
+#endif
     free(l.domids);
     if (rc)
         return rc;
@@ -191,11 +199,15 @@ static int relist_live(audit *a)
         return 0;
     rc = xlreaper__audit_live_domains(a->ctx, a->h,
                                       a->opts->xenstore_timeout_ms, &l);
-    if (!rc && l.source)
-    #pragma GCC diagnostic push /* merge_live's false leak, above */
+#ifndef __clang__ /* merge_live's false leak, above */
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
-    rc = merge_live(a, &l);
+#endif
+    if (!rc && l.source)
+        rc = merge_live(a, &l);
+#ifndef __clang__
 #pragma GCC diagnostic pop
+#endif
     free(l.domids);
     return rc;
 }

@@ -57,6 +57,10 @@ typedef struct {
                       int (*fn)(void *arg, const char *name, gid_t gid,
                                 char *const *members),
                       void *arg);
+    /* The group of gid: 0 with *found_r, its name in name (size n) and
+     * whether it lists a member; or a negative XLREAPER_ERROR_*. */
+    int (*group_by_gid)(void *opaque, gid_t gid, char *name, size_t n,
+                        bool *members_r, bool *found_r);
 } xlreaper__passwd_ops;
 
 _hidden extern const xlreaper__passwd_ops xlreaper__passwd_system;
@@ -82,7 +86,7 @@ struct xlreaper_ctx {
     xlreaper_config *cfg; /* NULL until a load succeeds */
     xlreaper_lock *held;  /* the global lock, while this ctx holds it */
     const char *subuid_file, *subgid_file; /* NULL: /etc's; for tests */
-    const char *progname; /* the log lines' context */
+    const char *progname;                  /* the log lines' context */
 };
 
 /* ---------- configuration ---------- */
@@ -106,6 +110,14 @@ _hidden int xlreaper__uid_settle(xlreaper_ctx *ctx, xlreaper_config *cfg,
  */
 _hidden int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
                                        const char *text, size_t len);
+
+/*
+ * Refuses (_INVAL, logged) a DM gid that a group of the host also holds
+ * (xlreaper_hostcheck.c): one lookup, for a spawn; `xl-reaper check`
+ * walks every group.
+ */
+_hidden int xlreaper__dm_gid_check(xlreaper_ctx *ctx, uint32_t domid,
+                                   gid_t gid);
 
 /* Sets cfg->subid_overlap from /etc/subuid and /etc/subgid.  0. */
 _hidden int xlreaper__subid_check(xlreaper_ctx *ctx, xlreaper_config *cfg);

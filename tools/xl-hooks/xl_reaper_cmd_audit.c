@@ -258,13 +258,13 @@ static int parse_args(audit_args *a, bool json, int argc, char **argv)
         case 'x':
             v = strtol(optarg, &end, 10);
             if (!*optarg || *end || v < 1 || v > 600000)
-                return xlr_usage_error("audit", "--xenstore-timeout '%s': "
-                                                "a number of ms, 1..600000",
+                return xlr_usage_error("audit",
+                                       "--xenstore-timeout '%s': "
+                                       "a number of ms, 1..600000",
                                        optarg);
             a->ao.xenstore_timeout_ms = (unsigned)v;
             break;
-        default:
-            return xlr_option_error("audit", opt, argv);
+        default: return xlr_option_error("audit", opt, argv);
         }
     }
     if (optind != argc)

@@ -19,8 +19,9 @@
 #pragma weak xlr_cmd_destroy
 #pragma weak xlr_cmd_audit
 
-#define EXITS "exit: 0 ok, 1 bad input or config, 2 lock timeout, " \
-              "3 tasks remain,\n4 system error\n"
+#define EXITS                                                                 \
+    "exit: 0 ok, 1 bad input or config, 2 lock timeout, "                     \
+    "3 tasks remain,\n4 system error\n"
 
 const xlr_command xlr_commands[] = {
     { "uid", "DOMID | --pet", "print a DM's uid and gid, or the pet uid",

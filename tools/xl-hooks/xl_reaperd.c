@@ -319,25 +319,29 @@ int main(int argc, char **argv)
             printf("xl-reaperd %s\n", XLREAPER_VERSION);
             return XLRD_EXIT_OK;
         case ':':
-            fprintf(stderr, "xl-reaperd: error: option '%s' needs a value "
-                            "(see xl-reaperd --help)\n",
+            fprintf(stderr,
+                    "xl-reaperd: error: option '%s' needs a value "
+                    "(see xl-reaperd --help)\n",
                     argv[optind - 1]);
             return XLRD_EXIT_USAGE;
         default:
             if (optopt && strncmp(argv[optind - 1], "--", 2))
-                fprintf(stderr, "xl-reaperd: error: unknown option '-%c' "
-                                "(see xl-reaperd --help)\n",
+                fprintf(stderr,
+                        "xl-reaperd: error: unknown option '-%c' "
+                        "(see xl-reaperd --help)\n",
                         optopt);
             else
-                fprintf(stderr, "xl-reaperd: error: unknown option '%s' "
-                                "(see xl-reaperd --help)\n",
+                fprintf(stderr,
+                        "xl-reaperd: error: unknown option '%s' "
+                        "(see xl-reaperd --help)\n",
                         argv[optind - 1]);
             return XLRD_EXIT_USAGE;
         }
     }
     if (optind != argc) {
-        fprintf(stderr, "xl-reaperd: error: unexpected argument '%s' (it "
-                        "takes options only; see xl-reaperd --help)\n",
+        fprintf(stderr,
+                "xl-reaperd: error: unexpected argument '%s' (it "
+                "takes options only; see xl-reaperd --help)\n",
                 argv[optind]);
         return XLRD_EXIT_USAGE;
     }

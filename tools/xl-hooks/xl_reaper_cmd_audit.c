@@ -271,9 +271,9 @@ static int parse_args(audit_args *a, bool json, int argc, char **argv)
         return xlr_usage_error("audit", "unexpected argument '%s'",
                                argv[optind]);
     if (outs > 1)
-        return xlr_usage_error("audit", "--tap, --json and "
-                                        "--prometheus[-file] exclude each "
-                                        "other");
+        return xlr_usage_error("audit", "--tap and --json exclude each "
+                                        "other, and both exclude "
+                                        "--prometheus[-file]");
     return 0;
 }
 

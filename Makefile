@@ -21,7 +21,7 @@ CC ?= cc
 OPT ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
 CFLAGS_ALL = -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC \
-	-DXLREAPER_VERSION='"$(VERSION)"' \
+	-DXLREAPER_VERSION='"$(VERSION)"' $(CPPFLAGS) \
 	-Itools/libxl-reaper/include -Itools/libxl-reaper $(PKG_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL = $(LDFLAGS)
 ifeq ($(SANITIZE),1)
@@ -31,15 +31,24 @@ LDFLAGS_ALL += -fsanitize=address,undefined
 BUILD := build/sanitize
 endif
 
+# NODEPS=1: the Debian packages are someone else's business (debian/rules:
+# dpkg-buildpackage has checked the Build-Depends), so nothing is installed.
+NODEPS ?= 0
+ifeq ($(NODEPS),1)
+DEPS_STAMP :=
+else
 DEPS_STAMP := build/.deps-ok
+endif
 
-.PHONY: all deps check demo soak bench install docs clean
+.PHONY: all deps check demo soak bench install uninstall docs clean
 all:
 
 deps: $(DEPS_STAMP)
+ifneq ($(NODEPS),1)
 $(DEPS_STAMP): scripts/install-deps
 	scripts/install-deps
 	@mkdir -p $(@D) && touch $@
+endif
 
 # Objects: build/obj/<path>.o, with header dependencies.
 $(BUILD)/obj/%.o: %.c | $(DEPS_STAMP)
@@ -56,6 +65,7 @@ include tests/e2e/e2e.mk
 -include bench/bench.mk
 -include docs/docs.mk
 include docs/libxl-patches/patches.mk
+include debian/deb.mk
 
 clean:
 	rm -rf build

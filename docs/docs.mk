@@ -3,11 +3,13 @@
 #                  man pages) and man pages in build/man/, with pandoc;
 #                  any pandoc warning fails the build (docs/render).
 #   make install   installs the man pages in $(PREFIX)/share/man/man[58]
-#                  and the documents in $(PREFIX)/share/doc/libxl-reaper.
+#                  and the documents in $(DOCDIR).
 # What the documents say is checked by tests/docs/ in `make check`.
 # Always under build/, SANITIZE or not: the docs do not depend on it.
 
 DOCS_OUT := build
+# The package's documents go to its own /usr/share/doc/xl-reaper.
+DOCDIR ?= $(PREFIX)/share/doc/libxl-reaper
 DOC_RENDER := docs/render
 
 MAN_SRCS := $(sort $(wildcard docs/man/*.[1-9].md))
@@ -42,6 +44,16 @@ install-docs: docs
 		d=$(DESTDIR)$(PREFIX)/share/man/man$${p##*.}; \
 		install -d $$d && install -m 644 $$p $$d/ || exit 1; \
 	done
-	install -d $(DESTDIR)$(PREFIX)/share/doc/libxl-reaper
+	install -d $(DESTDIR)$(DOCDIR)
 	install -m 644 $(DOC_SRCS) $(DOC_HTML) \
-		$(DESTDIR)$(PREFIX)/share/doc/libxl-reaper/
+		$(DESTDIR)$(DOCDIR)/
+
+uninstall: uninstall-docs
+.PHONY: uninstall-docs
+uninstall-docs:
+	for p in $(notdir $(MAN_PAGES)); do \
+		rm -f $(DESTDIR)$(PREFIX)/share/man/man$${p##*.}/$$p; \
+	done
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,\
+		$(notdir $(DOC_SRCS) $(DOC_HTML)))
+	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true

@@ -1079,7 +1079,11 @@ static void test_documented_defaults(void **state)
     status =
         run((char *[]){ cli, "--config", conf_file, "--json", "check", NULL },
             NULL, &out, &err);
-    if (!exited_0(status)) {
+    /* check exits 1 when a DM could not start here (no QEMU at the
+     * default qemu_path, ...), and still reports every setting. */
+    if (!exited_0(status) &&
+        !(WIFEXITED(status) && WEXITSTATUS(status) == 1 &&
+          strstr(out, "\"settings\":{"))) {
         problem(&p, "xl-reaper check --json: status %#x: %s", status, err);
     } else {
         for (unsigned i = 0; i < conf.n; i++) {
@@ -1541,9 +1545,8 @@ static char *run_session(const char *work, const char *script_file,
 
     assert_int_equal(access(nursery, X_OK), 0);
     snprintf(path_env, sizeof(path_env),
-             "PATH=%s/bin:%s/libexec:%s/tests/progs:/usr/sbin:/usr/bin:"
-             "/sbin:/bin",
-             S.build, S.build, S.build);
+             "PATH=%s/bin:%s/libexec:%s:/usr/sbin:/usr/bin:/sbin:/bin",
+             S.build, S.build, xlrt_progs_dir());
     snprintf(home_env, sizeof(home_env), "HOME=%s", work);
     /* A spawn wrapper that reads it must never fall back on /etc/xen. */
     snprintf(cfg_env, sizeof(cfg_env), "XL_REAPER_CONFIG=%s/none.conf", work);

@@ -223,10 +223,11 @@ uid_busy() {
     [ "$_r" = 1 ]
 }
 
-# start_racer NAME UID GID: a fork racer under UID:GID, started the way a
-# compromised QEMU would run it. Its liveness is watched without /proc: all
-# generations inherit the write end of a FIFO, whose reader gets EOF only
-# when none is left alive.
+# start_racer NAME UID GID [PROG]: a fork racer (PROG: fork-racer, or
+# stop-racer, which also SIGSTOPs whatever enters its uid) under UID:GID,
+# started the way a compromised QEMU would run it. Its liveness is watched
+# without /proc: all generations inherit the write end of a FIFO, whose
+# reader gets EOF only when none is left alive.
 start_racer() {
     _f=$RUN/$1.fifo
     rm -f "$_f" "$RUN/$1.dead"
@@ -235,7 +236,7 @@ start_racer() {
     # The double fork hands generation one to PID 1, which reaps at once:
     # an unreaped zombie would keep the uid's task count above zero.
     (setpriv --reuid "$2" --regid "$3" --clear-groups -- \
-        "$BIN/fork-racer" 3>"$_f" </dev/null >/dev/null 2>&1 &)
+        "$BIN/${4:-fork-racer}" 3>"$_f" </dev/null >/dev/null 2>&1 &)
     echo "$2" >>"$STATE/uids"
     poll 5000 uid_busy "$2" || { fail "racer $1 did not start"; exit 1; }
 }

@@ -50,8 +50,7 @@ static pid_t start(xlreaper_ctx *ctx, uint32_t domid, const char *mode,
     int fds[2];
     pid_t p;
 
-    snprintf(a.path, sizeof(a.path), "%s/tests/progs/adversary",
-             xlrt_build_dir());
+    snprintf(a.path, sizeof(a.path), "%s/adversary", xlrt_progs_dir());
     assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
     a.ready_fd = fds[1];
     if (nursery) {

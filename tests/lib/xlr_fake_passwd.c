@@ -1,11 +1,12 @@
 /*
- * xlr_fake_passwd.c - a passwd database of the test's own, injected
- * through the library's internal lookup hooks.
+ * xlr_fake_passwd.c - passwd and group databases of the test's own,
+ * injected through the library's internal lookup hooks.
  */
 #include "xlr_test.h"
 #include "xlreaper_internal.h"
 
 static const xlrt_user *users;
+static const xlrt_group *groups;
 
 static int fake_by_name(void *opaque, const char *name, uid_t *uid_r,
                         gid_t *gid_r, bool *found_r)
@@ -35,10 +36,31 @@ static int fake_each(void *opaque,
     return 0;
 }
 
-static const xlreaper__passwd_ops fake_ops = { fake_by_name, fake_each };
+static int fake_each_group(void *opaque,
+                           int (*fn)(void *arg, const char *name, gid_t gid,
+                                     char *const *members),
+                           void *arg)
+{
+    (void)opaque;
+    for (const xlrt_group *g = groups; g && g->name; g++) {
+        char *members[] = { (char *)g->member, NULL };
+        int rc = fn(arg, g->name, g->gid, members);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static const xlreaper__passwd_ops fake_ops = { fake_by_name, fake_each,
+                                               fake_each_group };
 
 void xlrt_fake_passwd(xlreaper_ctx *ctx, const xlrt_user *table)
 {
     users = table;
     xlreaper__ctx_set_passwd(ctx, &fake_ops, NULL);
+}
+
+void xlrt_fake_groups(const xlrt_group *table)
+{
+    groups = table;
 }

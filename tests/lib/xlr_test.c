@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -29,6 +30,59 @@ const char *xlrt_build_dir(void)
     const char *b = getenv("XLR_BUILD");
 
     return b && *b ? b : "build";
+}
+
+/* The first directory of path (itself included) that others cannot
+ * search, into bad (size n); false when there is none. */
+static bool untraversable(const char *path, char *bad, size_t n)
+{
+    char *abs = realpath(path, NULL), *slash;
+    struct stat st;
+    bool found = false;
+
+    if (!abs) {
+        snprintf(bad, n, "%s (%s)", path, strerror(errno));
+        return true;
+    }
+    for (slash = abs + strlen(abs); slash; ) {
+        if (stat(abs[0] ? abs : "/", &st) < 0 || !(st.st_mode & S_IXOTH)) {
+            snprintf(bad, n, "%s (mode %04o)", abs[0] ? abs : "/",
+                     (unsigned)(st.st_mode & 07777));
+            found = true;
+        }
+        slash = strrchr(abs, '/');
+        if (slash)
+            *slash = '\0';
+    }
+    free(abs);
+    return found;
+}
+
+const char *xlrt_progs_dir(void)
+{
+    static char dir[4096];
+    const char *p = getenv("XLR_PROGS");
+    char bad[4200];
+
+    if (dir[0])
+        return dir;
+    if (p && *p)
+        snprintf(dir, sizeof(dir), "%s", p);
+    else
+        snprintf(dir, sizeof(dir), "%s/tests/progs", xlrt_build_dir());
+    /* The highest such directory is the one named: the one to fix. */
+    if (untraversable(dir, bad, sizeof(bad))) {
+        fprintf(stderr,
+                "the test programs in %s cannot be run by DM uids: %s is "
+                "not searchable by others.  Run the suites through `make "
+                "check` (tests/run-suites stages them in a /tmp/xlr-suite-* "
+                "directory of its own), or set XLR_PROGS to a copy of them "
+                "in a directory every uid can traverse\n",
+                dir, bad);
+        dir[0] = '\0';
+        fail_msg("%s: not traversable by DM uids", bad);
+    }
+    return dir;
 }
 
 char *xlrt_tmpdir(void)

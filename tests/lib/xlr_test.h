@@ -81,6 +81,16 @@ int xlrt_run(char *const argv[], char **out_r, char **err_r);
 /* The build directory: $XLR_BUILD or "build". */
 const char *xlrt_build_dir(void);
 
+/*
+ * Where the test programs (tests/progs) are run from: $XLR_PROGS, where
+ * tests/run-suites stages them in a world-traversable directory of its
+ * own, or else <build>/tests/progs.  DM uids must be able to execute
+ * them, so the directory and every directory above it must be
+ * searchable by others; when one is not (a checkout under /root, or
+ * under a 0700 mktemp -d), this fails the test at once and names it.
+ */
+const char *xlrt_progs_dir(void);
+
 /* A logger that keeps every message, "level: message[: strerror]\n", so
  * that tests can assert the reason given and not just the code. */
 xentoollog_logger *xlrt_capture_logger(void);
@@ -103,5 +113,14 @@ typedef struct {
     gid_t gid;
 } xlrt_user;
 void xlrt_fake_passwd(xlreaper_ctx *ctx, const xlrt_user *table);
+
+/* The group database the fake passwd answers with (none until set):
+ * each group's name, gid, and one member or NULL. */
+typedef struct {
+    const char *name;
+    gid_t gid;
+    const char *member;
+} xlrt_group;
+void xlrt_fake_groups(const xlrt_group *table);
 
 #endif /* XLR_TEST_H */

@@ -39,7 +39,7 @@ char *xlrt_prog(const char *name)
 {
     char *p, *abs;
 
-    assert_true(asprintf(&p, "%s/tests/progs/%s", xlrt_build_dir(), name) > 0);
+    assert_true(asprintf(&p, "%s/%s", xlrt_progs_dir(), name) > 0);
     abs = realpath(p, NULL);
     assert_non_null(abs);
     free(p);

@@ -95,7 +95,7 @@ int libxl__setresuid(uid_t ruid, uid_t euid, uid_t suid);
 int libxl__getresuid(uid_t *ruid, uid_t *euid, uid_t *suid);
 int libxl__dm_reaper_check_nocaps(void);
 int libxl__dm_reaper_count_prepare(void);
-int libxl__dm_reaper_count(uid_t uid);
+int libxl__dm_reaper_count(uid_t uid, bool *empty_r);
 int libxl__setresuid(uid_t ruid, uid_t euid, uid_t suid)
 {
     return setresuid(ruid, euid, suid);

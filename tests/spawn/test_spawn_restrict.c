@@ -13,11 +13,14 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <grp.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/capability.h>
 
 #include "xlrt_spawn.h"
 
@@ -212,6 +215,75 @@ static void test_limits_default(void **state)
     expect_limit(p.pid, "Max locked memory", 0);
     xlrt_probe_stop(&p);
     xlreaper_ctx_free(ctx);
+}
+
+/*
+ * libxl's preexec has set RLIMIT_FSIZE to 256 KiB as the hard limit
+ * before it runs the wrapper; without CAP_SYS_RESOURCE a larger
+ * fsize_limit cannot be set.  The spawn goes on with the inherited limit
+ * and says so, rather than failing in the child.  Run in a child of the
+ * test, which lowers its own limit and drops the capability as such a
+ * host would have it; the child reports by exit status.
+ */
+static int clamp_child(const char *dir)
+{
+    struct __user_cap_header_struct hdr = { .version =
+                                                _LINUX_CAPABILITY_VERSION_3 };
+    struct __user_cap_data_struct cd[2];
+    struct rlimit libxl_fsize = { 256 * 1024, 256 * 1024 };
+    uint64_t soft, hard;
+    xlreaper_ctx *ctx;
+    xlrt_probe p;
+    int rc = 0;
+
+    if (syscall(SYS_capget, &hdr, cd) < 0)
+        return 10;
+    cd[CAP_SYS_RESOURCE / 32].effective &= ~(1u << (CAP_SYS_RESOURCE % 32));
+    if (syscall(SYS_capset, &hdr, cd) < 0)
+        return 11;
+    if (setrlimit(RLIMIT_FSIZE, &libxl_fsize) < 0)
+        return 12;
+    ctx = xlrt_spawn_ctx(dir, BASE, "fsize_limit = 67108864\n");
+    if (!ctx)
+        return 13;
+    if (xlrt_probe_spawn(ctx, 17, "wait", NULL, &p) != 0)
+        return 14;
+    if (xlrt_limit(p.pid, "Max file size", &soft, &hard) < 0)
+        rc = 15;
+    else if (soft != 256 * 1024 || hard != 256 * 1024)
+        rc = 16;
+    /* The limits under the inherited ones stay as configured. */
+    else if (xlrt_limit(p.pid, "Max open files", &soft, &hard) < 0 ||
+             soft != 4096 || hard != 4096)
+        rc = 17;
+    else if (!strstr(xlrt_captured(),
+                     "fsize_limit = 67108864 is above the inherited hard "
+                     "RLIMIT_FSIZE of 262144") ||
+             !strstr(xlrt_captured(), "lacks: 262144 applies"))
+        rc = 18;
+    if (rc)
+        fprintf(stderr, "clamp_child: rc %d, log:\n%s\n", rc, xlrt_captured());
+    xlrt_probe_stop(&p);
+    xlreaper_ctx_free(ctx);
+    return rc;
+}
+
+static void test_limits_clamped_to_inherited_hard(void **state)
+{
+    fixture *f = *state;
+    pid_t pid;
+    int st;
+
+    fflush(NULL);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(clamp_child(f->dir));
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st))
+        fail_msg("clamp_child failed with %d (see its stderr)",
+                 WEXITSTATUS(st));
 }
 
 /* ---------- descriptors ---------- */
@@ -745,6 +817,7 @@ int main(void)
         T(test_signals_reset),
         T(test_limits_configured),
         T(test_limits_default),
+        T(test_limits_clamped_to_inherited_hard),
         T(test_only_kept_fds),
         T(test_closed_stdio_is_dev_null),
         T(test_xen_fd_reported),

@@ -43,6 +43,7 @@ enum {
     W_SETRESUID_NOOP, /* "succeeds" without changing anything */
     W_NO_NEW_PRIVS,
     W_DUMPABLE,
+    W_SETID_FILTER,
 };
 
 static pid_t suite_pid;
@@ -131,6 +132,14 @@ int __wrap_prctl(int option, ...)
     if (option == PR_SET_DUMPABLE_)
         FAIL_IF(W_DUMPABLE);
     return __real_prctl(option, a[0], a[1], a[2], a[3]);
+}
+
+int __real_xlreaper__setid_filter_install(const xlreaper__setid_filter *f);
+int __wrap_xlreaper__setid_filter_install(const xlreaper__setid_filter *f);
+int __wrap_xlreaper__setid_filter_install(const xlreaper__setid_filter *f)
+{
+    FAIL_IF(W_SETID_FILTER);
+    return __real_xlreaper__setid_filter_install(f);
 }
 
 /* The in-place test: at execve, is the reaper lock still held? */
@@ -233,6 +242,10 @@ static const struct {
       "spawn domid %u: prctl(PR_SET_NO_NEW_PRIVS): Invalid argument" },
     { "dumpable", NULL, W_DUMPABLE, EINVAL, -1,
       "spawn domid %u: prctl(PR_SET_DUMPABLE): Invalid argument" },
+    /* No DM runs without it (xlreaper_setid.c). */
+    { "set-id filter", NULL, W_SETID_FILTER, EACCES, -1,
+      "spawn domid %u: installing the set-id seccomp filter: Permission "
+      "denied" },
 };
 
 static void test_injected_steps(void **state)

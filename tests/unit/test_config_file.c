@@ -133,7 +133,19 @@ static void test_refused(void **state)
         { BASE "\n\n# x = 1\nlock_timout_ms = 5\n", "c.conf:5: unknown key "
                                                     "lock_timout_ms" },
         { "dm_uid_base = 0\n", "dm_uid_base = 0 is out of range" },
-        { "dm_uid_base = -5\n", "lexical error" },
+        /* xl.cfg has no negative numbers: the key, its value and its
+         * range, in place of libxlutil's "lexical error" (its Python
+         * guess is dropped: see test_no_python_guess). */
+        { "dm_uid_base = -5\n", "c.conf:1: dm_uid_base = -5: a negative "
+                                "number; dm_uid_base takes 1..4294967295" },
+        { BASE "lock_timeout_ms = - 5 # ms\n",
+          "c.conf:2: lock_timeout_ms = - 5: a negative number; "
+          "lock_timeout_ms takes 0..3600000" },
+        { BASE "lock_file = -1\n", "c.conf:2: lock_file must be a quoted "
+                                   "string" },
+        { BASE "lock_fil = -1\n", "c.conf:2: unknown key lock_fil" },
+        { BASE "lock_timeout_ms = 1.5\n", "c.conf:2: config parsing error "
+                                          "near `.5': lexical error" },
         { "dm_uid_base = \"abc\"\n", "dm_uid_base must be a number" },
         { "dm_uid_base = 7x\n", "dm_uid_base must be a number" },
         { "dm_uid_base = [3000000]\n", "dm_uid_base must be a number" },
@@ -156,6 +168,30 @@ static void test_refused(void **state)
         if (!strstr(xlrt_captured(), cases[i].why))
             fail_msg("case %zu (%s): log lacks \"%s\":\n%s", i, cases[i].text,
                      cases[i].why, xlrt_captured());
+    }
+}
+
+/* libxlutil follows a lexical error with three lines guessing that the
+ * file "looks like it contains Python code"; one line says it all. */
+static void test_no_python_guess(void **state)
+{
+    static const char *const texts[] = {
+        BASE "lock_timeout_ms = -5\n",
+        BASE "lock_timeout_ms = 1.5\n",
+        BASE "lock_timeout_ms = --5\n",
+    };
+    fixture *f = *state;
+
+    for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+        const char *log;
+        int lines = 0;
+
+        assert_int_equal(load(f, texts[i]), XLREAPER_ERROR_INVAL);
+        log = xlrt_captured();
+        for (const char *p = log; *p; p++)
+            lines += *p == '\n';
+        if (lines != 1 || strstr(log, "Python"))
+            fail_msg("%s: want one line, got:\n%s", texts[i], log);
     }
 }
 
@@ -302,6 +338,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_python_guess, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_nul_byte_is_binary, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_writable_by_others_refused, setup,

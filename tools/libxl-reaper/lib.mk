@@ -21,8 +21,9 @@ $(LIB_SO): $(LIB_OBJS)
 		$(PKG_LIBS) -lpthread
 	ln -sf libxlreaper.so.0 $(@D)/libxlreaper.so
 
-install: install-lib
-.PHONY: install-lib
+# Not part of `make install`: nothing installed links the shared library
+# (the programs link the archive), and the Debian package ships neither.
+.PHONY: install-lib uninstall-lib
 install-lib: $(LIB_A) $(LIB_SO)
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/include
 	install -m 644 $(LIB_A) $(DESTDIR)$(PREFIX)/lib/
@@ -30,3 +31,9 @@ install-lib: $(LIB_A) $(LIB_SO)
 	ln -sf libxlreaper.so.0 $(DESTDIR)$(PREFIX)/lib/libxlreaper.so
 	install -m 644 tools/libxl-reaper/include/xlreaper.h \
 		$(DESTDIR)$(PREFIX)/include/
+
+uninstall-lib:
+	rm -f $(DESTDIR)$(PREFIX)/lib/libxlreaper.a \
+		$(DESTDIR)$(PREFIX)/lib/libxlreaper.so.0 \
+		$(DESTDIR)$(PREFIX)/lib/libxlreaper.so \
+		$(DESTDIR)$(PREFIX)/include/xlreaper.h

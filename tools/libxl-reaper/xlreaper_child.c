@@ -304,6 +304,20 @@ int xlreaper__sys_setgroups0(void)
     return (int)syscall(SYS_setgroups, 0, NULL);
 }
 
+int xlreaper__cap_effective(int cap)
+{
+    struct __user_cap_header_struct hdr = { .version =
+                                                _LINUX_CAPABILITY_VERSION_3,
+                                            .pid = 0 };
+    struct __user_cap_data_struct data[2];
+
+    if (cap < 0 || cap >= 64)
+        return -1;
+    if (syscall(SYS_capget, &hdr, data) < 0)
+        return -1;
+    return !!(data[cap / 32].effective & (1u << (cap % 32)));
+}
+
 int xlreaper__caps_none(bool permitted_too)
 {
     struct __user_cap_header_struct hdr = { .version =

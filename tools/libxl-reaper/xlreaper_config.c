@@ -175,8 +175,10 @@ int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
  * dies of SIGXFSZ at start (measured on Debian 13 in the e2e image; 8
  * MiB was enough).  Not raised here: libxl's preexec has already set
  * 256 KiB as the hard limit before the wrapper runs, and raising it
- * needs CAP_SYS_RESOURCE, which root lacks in some containers; a
- * Debian 13 host sets fsize_limit itself (xl-reaper.conf(5)). */
+ * needs CAP_SYS_RESOURCE, which root lacks in some containers (the spawn
+ * then clamps to the inherited limit: plan_rlimits); a Debian 13 host
+ * sets fsize_limit itself, and the package built there ships it set
+ * (debian/rules; xl-reaper.conf(5)). */
 #define DEFAULT_FSIZE_LIMIT (256 * 1024)
 #define DEFAULT_CHROOT_BASE "/var/run/xen"
 #define DEFAULT_QEMU_PATH "/usr/libexec/xen-qemu-system-i386"
@@ -321,6 +323,90 @@ static const key_spec *find_key(const char *key)
     return NULL;
 }
 
+/*
+ * Logs libxlutil's report (one message a line) as errors, less its guess
+ * after a lexical error that the file "looks like it contains Python
+ * code", three lines of it: this file never was Python, and the guess
+ * buries the one line that says where the error is.
+ */
+static void log_report(xlreaper_ctx *ctx, char *report)
+{
+    char *save = NULL;
+
+    for (char *l = strtok_r(report, "\n", &save); l;
+         l = strtok_r(NULL, "\n", &save)) {
+        if (!strncmp(l, "warning:", 8) && strstr(l, "Python"))
+            continue;
+        LOG(ERROR, "%s", l);
+    }
+}
+
+/* The line number in libxlutil's first message, "PATH:LINE: ...", or 0. */
+static unsigned report_line(const char *report, const char *path)
+{
+    size_t n = strlen(path);
+    char *end;
+    unsigned long line;
+
+    if (strncmp(report, path, n) || report[n] != ':')
+        return 0;
+    line = strtoul(report + n + 1, &end, 10);
+    return *end == ':' && line <= UINT_MAX ? (unsigned)line : 0;
+}
+
+/*
+ * xl.cfg syntax has no negative numbers: libxlutil's lexer calls
+ * "key = -5" a lexical error.  When the line it refused is one, says
+ * so, with the key's range: 1 if it did, 0 if the line is something
+ * else.
+ */
+static int say_negative(xlreaper_ctx *ctx, const char *path,
+                        const char *text, size_t len, unsigned line)
+{
+    const char *p = text, *end = text + len, *k, *v;
+    const key_spec *spec;
+    char key[65];
+    size_t kn, vn;
+
+    for (unsigned l = 1; l < line && p < end; p++)
+        l += *p == '\n';
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    for (k = p; p < end && ((*p >= 'a' && *p <= 'z') || *p == '_' ||
+                            *p == '.' || (p > k && *p >= '0' && *p <= '9'));
+         p++)
+        ;
+    kn = (size_t)(p - k);
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    if (!kn || kn >= sizeof(key) || p >= end || *p++ != '=')
+        return 0;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    if (p >= end || *p != '-')
+        return 0;
+    for (v = p++; p < end && (*p == ' ' || (*p >= '0' && *p <= '9')); p++)
+        ;
+    vn = (size_t)(p - v);
+    while (vn > 1 && v[vn - 1] == ' ')
+        vn--;
+    if (vn < 2 || v[vn - 1] < '0' || v[vn - 1] > '9')
+        return 0;
+    memcpy(key, k, kn);
+    key[kn] = '\0';
+    /* What the same line would get once it parsed. */
+    spec = find_key(key);
+    if (!spec)
+        LOG(ERROR, "%s:%u: unknown key %s", path, line, key);
+    else if (spec->type == KEY_PATH || spec->type == KEY_ENUM)
+        LOG(ERROR, "%s:%u: %s must be a quoted string", path, line, key);
+    else
+        LOG(ERROR, "%s:%u: %s = %.*s: a negative number; %s takes "
+                   "%ld..%ld",
+            path, line, key, (int)vn, v, key, spec->min, spec->max);
+    return 1;
+}
+
 static int key_walk_one(void *arg, const char *key, unsigned line)
 {
     key_walk *w = arg;
@@ -356,6 +442,21 @@ static unsigned key_line(const key_walk *w, const char *key)
         if (!strcmp(w->seen[i].key, key))
             return w->seen[i].line;
     return 0;
+}
+
+/*
+ * A string value `check` can print back as it was read: printable
+ * ASCII, no quote, no backslash.  libxlutil takes backslash escapes
+ * ("\"", "\n", ...) which `check` would print unescaped, and control
+ * characters or bytes that are not UTF-8 would reach its JSON; no path
+ * of ours needs them (found by tests/fuzz).
+ */
+static bool printable(const char *s)
+{
+    for (; *s; s++)
+        if (*s < 0x20 || *s > 0x7e || *s == '"' || *s == '\\')
+            return false;
+    return true;
 }
 
 /* Reads one key's value into cfg (or *want_* for uids). */
@@ -403,6 +504,13 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
                 k->key);
             return XLREAPER_ERROR_INVAL;
         }
+        if (!printable(s)) {
+            LOG(ERROR,
+                "%s:%u: %s must be printable ASCII without quotes or "
+                "backslashes",
+                w->path, line, k->key);
+            return XLREAPER_ERROR_INVAL;
+        }
         if (k->type == KEY_ENUM) {
             for (int i = 0; k->choices[i]; i++) {
                 if (!strcmp(s, k->choices[i])) {
@@ -431,15 +539,6 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
     return XLREAPER_ERROR_INVAL;
 }
 
-/* Logs libxlutil's report (one message a line) as errors. */
-static void log_report(xlreaper_ctx *ctx, char *report)
-{
-    char *save = NULL;
-
-    for (char *l = strtok_r(report, "\n", &save); l;
-         l = strtok_r(NULL, "\n", &save))
-        LOG(ERROR, "%s", l);
-}
 
 static int parse_text(xlreaper_ctx *ctx, const char *path, const char *text,
                       size_t len, xlreaper_config *cfg, long *want_base,
@@ -468,10 +567,13 @@ static int parse_text(xlreaper_ctx *ctx, const char *path, const char *text,
     if (e) {
         fflush(report);
         /* libxlutil has said file:line and why; say it only if not. */
-        if (report_text && *report_text)
-            log_report(ctx, report_text);
-        else
+        if (report_text && *report_text) {
+            if (!say_negative(ctx, path, text, len,
+                              report_line(report_text, path)))
+                log_report(ctx, report_text);
+        } else {
             LOG(ERROR, "%s: not a valid config file", path);
+        }
         rc = XLREAPER_ERROR_INVAL;
         goto out;
     }
@@ -511,16 +613,13 @@ out:
     return rc;
 }
 
-int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
+int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
+                               const char *text, size_t len)
 {
     xlreaper_config *cfg;
-    char *text = NULL;
-    size_t len = 0;
     long want_base = -1, want_reaper = -1;
     int rc;
 
-    if (!path)
-        path = XLREAPER_DEFAULT_CONFIG;
     cfg = malloc(sizeof(*cfg));
     if (!cfg)
         return XLREAPER_ERROR_NOMEM;
@@ -529,17 +628,7 @@ int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
     if (rc)
         goto out;
 
-    rc = read_config_text(ctx, path, &text, &len);
-    if (rc < 0)
-        goto out;
-    if (rc == 1) {
-        if (flags & XLREAPER_CONFIG_MUST_EXIST) {
-            LOG(ERROR, "%s: config file does not exist", path);
-            rc = XLREAPER_ERROR_INVAL;
-            goto out;
-        }
-        LOG(DEBUG, "%s absent: using the defaults", path);
-    } else {
+    if (text) {
         cfg->path = strdup(path);
         if (!cfg->path) {
             rc = XLREAPER_ERROR_NOMEM;
@@ -570,6 +659,28 @@ out:
         xlreaper__config_dispose(cfg);
         free(cfg);
     }
+    return rc;
+}
+
+int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (!path)
+        path = XLREAPER_DEFAULT_CONFIG;
+    rc = read_config_text(ctx, path, &text, &len);
+    if (rc < 0)
+        return rc;
+    if (rc == 1) {
+        if (flags & XLREAPER_CONFIG_MUST_EXIST) {
+            LOG(ERROR, "%s: config file does not exist", path);
+            return XLREAPER_ERROR_INVAL;
+        }
+        LOG(DEBUG, "%s absent: using the defaults", path);
+    }
+    rc = xlreaper__config_load_text(ctx, path, text, len);
     free(text);
     return rc;
 }

@@ -1,6 +1,7 @@
 /*
  * xlreaper_ctx.c - the context: the caller's logger and the settings.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,8 +19,15 @@ int xlreaper_ctx_alloc(xlreaper_ctx **ctx_r, xentoollog_logger *lg)
         return XLREAPER_ERROR_NOMEM;
     ctx->lg = lg;
     ctx->pw = &xlreaper__passwd_system;
+    ctx->progname = program_invocation_short_name;
     *ctx_r = ctx;
     return 0;
+}
+
+void xlreaper_ctx_set_progname(xlreaper_ctx *ctx, const char *name)
+{
+    if (name && *name)
+        ctx->progname = name;
 }
 
 void xlreaper_ctx_free(xlreaper_ctx *ctx)
@@ -58,9 +66,10 @@ void xlreaper__log(const xlreaper_ctx *ctx, xentoollog_level level,
     /* Debug lines carry the function, as libxl's do; the rest are for
      * operators and say only what happened. */
     if (level <= XTL_DETAIL)
-        xtl_log(ctx->lg, level, errnoval, "xl-reaper", "%s: %s", func, msg);
+        xtl_log(ctx->lg, level, errnoval, ctx->progname, "%s: %s", func,
+                msg);
     else
-        xtl_log(ctx->lg, level, errnoval, "xl-reaper", "%s", msg);
+        xtl_log(ctx->lg, level, errnoval, ctx->progname, "%s", msg);
     errno = esave;
 }
 

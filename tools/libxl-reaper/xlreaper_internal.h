@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include <linux/filter.h>
+
 #include "xlreaper.h"
 
 #define _hidden __attribute__((visibility("hidden")))
@@ -49,6 +51,12 @@ typedef struct {
     int (*each)(void *opaque,
                 int (*fn)(void *arg, const char *name, uid_t uid),
                 void *arg);
+    /* The same over the group database: each group's name, gid and
+     * NULL-terminated member list. */
+    int (*each_group)(void *opaque,
+                      int (*fn)(void *arg, const char *name, gid_t gid,
+                                char *const *members),
+                      void *arg);
 } xlreaper__passwd_ops;
 
 _hidden extern const xlreaper__passwd_ops xlreaper__passwd_system;
@@ -65,6 +73,7 @@ struct xlreaper_ctx {
     xlreaper_config *cfg; /* NULL until a load succeeds */
     xlreaper_lock *held;  /* the global lock, while this ctx holds it */
     const char *subuid_file, *subgid_file; /* NULL: /etc's; for tests */
+    const char *progname; /* the log lines' context */
 };
 
 /* ---------- configuration ---------- */
@@ -78,6 +87,14 @@ _hidden void xlreaper__config_dispose(xlreaper_config *cfg);
  */
 _hidden int xlreaper__uid_settle(xlreaper_ctx *ctx, xlreaper_config *cfg,
                                  long want_base, long want_reaper);
+
+/*
+ * xlreaper_config_load after the file is read: text (len bytes, need
+ * not end in NUL) as the file at path says it, or NULL for an absent
+ * file (the defaults).  Also the fuzzers' way in (tests/fuzz/).
+ */
+_hidden int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
+                                       const char *text, size_t len);
 
 /* Sets cfg->subid_overlap from /etc/subuid and /etc/subgid.  0. */
 _hidden int xlreaper__subid_check(xlreaper_ctx *ctx, xlreaper_config *cfg);
@@ -184,6 +201,9 @@ _hidden int xlreaper__sys_setgroups0(void);
 /* 0 when the calling task has no effective (and, if permitted_too, no
  * permitted) capability, else -1 with errno (EPERM when it has some). */
 _hidden int xlreaper__caps_none(bool permitted_too);
+/* 1 if capability cap is in this task's effective set, 0 if not, -1 with
+ * errno if capget failed. */
+_hidden int xlreaper__cap_effective(int cap);
 
 /* ---------- the kernel count ---------- */
 
@@ -283,6 +303,25 @@ _hidden int xlreaper__write_all(int fd, const void *buf, size_t len);
 /* close(2) keeping errno. */
 _hidden void xlreaper__close_keep_errno(int fd);
 
+/* ---------- spawn: no set-id file (xlreaper_setid.c) ---------- */
+
+#define XLREAPER__SETID_FILTER_MAX 40
+
+/* The seccomp program that fails every call that could make a set-uid
+ * or set-gid file (the argument is in xlreaper_setid.c). */
+typedef struct {
+    struct sock_filter insn[XLREAPER__SETID_FILTER_MAX];
+    unsigned short len;
+} xlreaper__setid_filter;
+
+/* Builds the program into f, at plan time.  0, or _INVAL (logged) on an
+ * architecture it has no system call table for. */
+_hidden int xlreaper__setid_filter_plan(xlreaper_ctx *ctx, uint32_t domid,
+                                        xlreaper__setid_filter *f);
+/* Child side, after PR_SET_NO_NEW_PRIVS: installs f.  0 or -1 with
+ * errno; async-signal-safe. */
+_hidden int xlreaper__setid_filter_install(const xlreaper__setid_filter *f);
+
 /* ---------- spawn: the QEMU command line (xlreaper_qemu_args.c) ---------- */
 
 /* Descriptors a command line may name for the DM to inherit. */
@@ -294,6 +333,24 @@ typedef enum {
     XLREAPER__QEMU_FORM_OPTION,   /* -runas uid:gid, -chroot dir */
     XLREAPER__QEMU_FORM_RUN_WITH, /* -run-with user=uid:gid / chroot=dir */
 } xlreaper__qemu_form;
+
+/* What an argument of a QEMU command line is, as far as we read it. */
+typedef enum {
+    XLREAPER__QOPT_NONE = 0,  /* no option: a value or an image */
+    XLREAPER__QOPT_FLAG,      /* an option known to take no value */
+    XLREAPER__QOPT_UNKNOWN,   /* an option that may take the next one */
+    XLREAPER__QOPT_XEN_DOMID, /* these take the next one as value: */
+    XLREAPER__QOPT_RUNAS,
+    XLREAPER__QOPT_RUN_WITH,
+    XLREAPER__QOPT_CHROOT,
+    XLREAPER__QOPT_INCOMING,
+    XLREAPER__QOPT_FDS, /* -chardev, -netdev, ...: may name fds */
+} xlreaper__qemu_opt;
+
+/* Which one arg (len bytes, -opt or --opt) is (xlreaper_qemu_args.c
+ * says why a read option after an _UNKNOWN one is refused). */
+_hidden xlreaper__qemu_opt xlreaper__qemu_opt_kind(const char *arg,
+                                                   size_t len);
 
 /* Distinct -run-with keys a line may give (QEMU 10.1 knows 4). */
 #define XLREAPER__MAX_RUN_WITH_KEYS 8
@@ -323,7 +380,8 @@ typedef struct {
  * -run-with user= and -chroot / -run-with chroot=.  A malformed or
  * ambiguous one (a descriptor that is not a plain number, two uid
  * switches, -run-with more than twice or a key of it twice, user or
- * chroot without a value) is refused: 0, or _INVAL logged with domid.
+ * chroot without a value, an option read here right after an option
+ * that may take it as its value) is refused: 0, or _INVAL logged with domid.
  */
 _hidden int xlreaper__qemu_cmdline_parse(xlreaper_ctx *ctx, uint32_t domid,
                                          char *const argv[],

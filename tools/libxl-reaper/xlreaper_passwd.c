@@ -1,7 +1,9 @@
 /*
- * xlreaper_passwd.c - the host's passwd database, as the library asks
- * it.  Unit tests substitute a table of their own.
+ * xlreaper_passwd.c - the host's passwd and group databases, as the
+ * library asks them (through NSS: files, LDAP, ...).  Unit tests
+ * substitute tables of their own.
  */
+#include <grp.h>
 #include <pthread.h>
 #include <pwd.h>
 #include <stdlib.h>
@@ -96,7 +98,54 @@ static int system_each(void *opaque,
     return rc;
 }
 
+/* As system_each, over getgrent_r; the same lock serialises both. */
+static int system_each_group(void *opaque,
+                             int (*fn)(void *arg, const char *name,
+                                       gid_t gid, char *const *members),
+                             void *arg)
+{
+    struct group gr, *res;
+    size_t bufsz = 4096;
+    char *buf = malloc(bufsz);
+    int r, rc = 0;
+
+    (void)opaque;
+    if (!buf)
+        return XLREAPER_ERROR_NOMEM;
+    pthread_mutex_lock(&walk_lock);
+    setgrent();
+    for (;;) {
+        r = getgrent_r(&gr, buf, bufsz, &res);
+        if (r == ERANGE) {
+            /* A group with many members: the same entry comes again. */
+            char *nbuf = bufsz < (1u << 24) ? realloc(buf, bufsz * 2) : NULL;
+            if (!nbuf) {
+                rc = XLREAPER_ERROR_NOMEM;
+                break;
+            }
+            buf = nbuf;
+            bufsz *= 2;
+            continue;
+        }
+        if (r == ENOENT || (r == 0 && !res))
+            break;
+        if (r) {
+            errno = r;
+            rc = XLREAPER_ERROR_FAIL;
+            break;
+        }
+        rc = fn(arg, res->gr_name, res->gr_gid, res->gr_mem);
+        if (rc)
+            break;
+    }
+    endgrent();
+    pthread_mutex_unlock(&walk_lock);
+    free(buf);
+    return rc;
+}
+
 const xlreaper__passwd_ops xlreaper__passwd_system = {
     .by_name = system_by_name,
     .each = system_each,
+    .each_group = system_each_group,
 };

@@ -22,7 +22,10 @@
  *   setresuid(uid, uid, uid) and the checks that it took, exec mode only
  *                (in a forked spawn by way of (uid, uid, 0) and the check
  *                that the uid has no other task: see uid_check below)
- *   PR_SET_NO_NEW_PRIVS, PR_SET_DUMPABLE, execve
+ *   PR_SET_NO_NEW_PRIVS, PR_SET_DUMPABLE
+ *   seccomp      the set-id filter: no call may make a set-uid or
+ *                set-gid file (xlreaper_setid.c says why), both modes
+ *   execve
  *
  * Two ways to take the DM uid (uid_switch):
  *   "exec"   we switch before execve: the DM never runs as root.  For a
@@ -48,6 +51,7 @@
  * unreadable to the DM uid, or use runas mode, where QEMU's own setuid
  * makes it non-dumpable (fs.suid_dumpable = 0).
  */
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
@@ -60,6 +64,8 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <linux/capability.h>
 
 #include "xlreaper_internal.h"
 
@@ -87,6 +93,7 @@ struct xlreaper_spawn_plan {
     char *chroot_dir; /* we chroot here (exec mode), or NULL */
     int exe_fd;       /* O_PATH to path, for execveat in the chroot */
     char *cgroup_parent;
+    xlreaper__setid_filter setid; /* built here, installed by the child */
 };
 
 /* One spawn of a plan: the descriptors that exist only for it. */
@@ -120,6 +127,7 @@ enum {
     STEP_CHECK_CAPS,
     STEP_NO_NEW_PRIVS,
     STEP_DUMPABLE,
+    STEP_SETID_FILTER,
     STEP_EXECVE,
 };
 
@@ -146,6 +154,7 @@ static const char *step_name(int step)
     case STEP_CHECK_CAPS: return "checking no capability is left";
     case STEP_NO_NEW_PRIVS: return "prctl(PR_SET_NO_NEW_PRIVS)";
     case STEP_DUMPABLE: return "prctl(PR_SET_DUMPABLE)";
+    case STEP_SETID_FILTER: return "installing the set-id seccomp filter";
     case STEP_EXECVE: return "execve";
     default: return "unknown step";
     }
@@ -227,39 +236,133 @@ void xlreaper_spawn_plan_free(xlreaper_spawn_plan *plan)
     free(plan);
 }
 
-/*
- * The chroot libxl makes for dm_restrict: used only if it exists, and
- * then only if no one but root can write to it (a DM uid that could
- * would furnish its own jail).  *dir_r NULL when there is none.
- */
-static int find_chroot(xlreaper_ctx *ctx, const xlreaper_config *cfg,
-                       uint32_t domid, char **dir_r)
+/* 1 when dir has no entry but . and .., 0 when it has one, or -1. */
+static int dir_empty(const char *dir)
 {
-    struct stat st;
-    char *dir;
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    struct dirent *de;
+    DIR *d;
+    int r = 1;
 
-    *dir_r = NULL;
-    if (!cfg->chroot_base)
-        return 0;
-    if (asprintf(&dir, "%s/qemu-root-%u", cfg->chroot_base, domid) < 0)
-        return XLREAPER_ERROR_NOMEM;
+    if (fd < 0)
+        return -1;
+    d = fdopendir(fd);
+    if (!d) {
+        xlreaper__close_keep_errno(fd);
+        return -1;
+    }
+    errno = 0;
+    while (r == 1 && (de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            r = 0;
+    if (r == 1 && errno)
+        r = -1;
+    closedir(d);
+    return r;
+}
+
+/*
+ * A chroot: no one but root may write to it (a DM uid that could would
+ * furnish its own jail), nor to the directory it is in, where it could
+ * be swapped for another.
+ *
+ * libxl_made (runas mode): it is QEMU's whole world once QEMU has
+ * dropped root, and must be exactly what libxl makes
+ * (libxl__build_device_model_args_new rmdirs it and mkdirs it mode 0000,
+ * 4.17 to 4.20 alike, for -chroot and -run-with chroot=): root's, mode 0
+ * and empty.  Then the DM, as its uid, can neither list, enter nor write
+ * anything of its view of the file system, and finds nothing planted
+ * there by whoever could write to it before: no library, no set-id
+ * file, no device node.  Anything else is refused, not mended: who made
+ * it so is not known.  Exec mode's chroot is the admin's own and may
+ * hold the program's files, so there only writability counts.
+ */
+static int check_chroot(xlreaper_ctx *ctx, uint32_t domid, const char *dir,
+                        bool libxl_made)
+{
+    struct stat st, up;
+    char *parent = NULL, *slash;
+    int rc = XLREAPER_ERROR_INVAL, r;
+
     if (lstat(dir, &st) < 0) {
-        if (errno == ENOENT) {
-            LOGD(DEBUG, domid, "no %s: no chroot", dir);
-            free(dir);
-            return 0;
-        }
-        LOGED(ERROR, domid, "%s", dir);
-        free(dir);
-        return XLREAPER_ERROR_INVAL;
+        LOGED(ERROR, domid, "chroot %s", dir);
+        goto out;
     }
     if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
         LOGD(ERROR, domid,
              "chroot %s is not a directory owned and only "
              "writable by root",
              dir);
+        goto out;
+    }
+    parent = strdup(dir);
+    if (!parent) {
+        rc = XLREAPER_ERROR_NOMEM;
+        goto out;
+    }
+    slash = strrchr(parent, '/');
+    if (slash)
+        slash[slash == parent] = '\0'; /* "/x" -> "/", "/a/x" -> "/a" */
+    if (stat(slash ? parent : ".", &up) < 0 || up.st_uid != 0 ||
+        (up.st_mode & 022)) {
+        LOGD(ERROR, domid,
+             "%s is not owned and only writable by root: whoever may "
+             "write there may swap the chroot %s",
+             slash ? parent : ".", dir);
+        goto out;
+    }
+    if (libxl_made) {
+        if (st.st_mode & 07777) {
+            LOGD(ERROR, domid,
+                 "chroot %s is mode %04o, not 0000 as libxl makes it: "
+                 "refusing to start QEMU in it",
+                 dir, (unsigned)(st.st_mode & 07777));
+            goto out;
+        }
+        r = dir_empty(dir);
+        if (r < 0) {
+            LOGED(ERROR, domid, "reading chroot %s", dir);
+            goto out;
+        }
+        if (!r) {
+            LOGD(ERROR, domid,
+                 "chroot %s is not empty as libxl makes it: refusing to "
+                 "start QEMU in it (what is there was not put there by "
+                 "libxl)",
+                 dir);
+            goto out;
+        }
+    }
+    rc = 0;
+
+out:
+    free(parent);
+    return rc;
+}
+
+/* <chroot_base>/qemu-root-<domid>, checked, if it exists; else *dir_r
+ * is NULL: no chroot. */
+static int find_chroot(xlreaper_ctx *ctx, const xlreaper_config *cfg,
+                       uint32_t domid, xlreaper_uid_switch mode, char **dir_r)
+{
+    struct stat st;
+    char *dir;
+    int rc;
+
+    *dir_r = NULL;
+    if (!cfg->chroot_base)
+        return 0;
+    if (asprintf(&dir, "%s/qemu-root-%u", cfg->chroot_base, domid) < 0)
+        return XLREAPER_ERROR_NOMEM;
+    if (lstat(dir, &st) < 0 && errno == ENOENT) {
+        LOGD(DEBUG, domid, "no %s: no chroot", dir);
         free(dir);
-        return XLREAPER_ERROR_INVAL;
+        return 0;
+    }
+    rc = check_chroot(ctx, domid, dir, mode == XLREAPER_UID_SWITCH_RUNAS);
+    if (rc) {
+        free(dir);
+        return rc;
     }
     *dir_r = dir;
     return 0;
@@ -397,8 +500,10 @@ static int plan_runas(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
             return rc;
     }
 
+    /* A chroot the line names elsewhere than chroot_base says is still
+     * QEMU's world: it must be as libxl makes it too. */
     if (!chroot_dir)
-        return 0;
+        return cl->chroot ? check_chroot(ctx, domid, cl->chroot, true) : 0;
     if (cl->chroot) {
         if (!same_file(cl->chroot, chroot_dir)) {
             LOGD(ERROR, domid,
@@ -453,8 +558,23 @@ static int plan_copy_argv(xlreaper_spawn_plan *plan, char *const argv[],
     return 0;
 }
 
-static void plan_rlimits(xlreaper_spawn_plan *plan, const xlreaper_config *cfg)
+/*
+ * Each limit is set as soft = hard between fork and execve.  A hard limit
+ * above the one this task inherited can only be set with
+ * CAP_SYS_RESOURCE: libxl's preexec (libxl_linux.c) has already set its
+ * own limits as hard ones before it runs the wrapper (RLIMIT_FSIZE 256
+ * KiB), and root lacks the capability in some containers.  Without it,
+ * such a limit is clamped here, in the parent, to the inherited hard limit
+ * (stricter than configured, never looser) and the clamp is logged,
+ * rather than failing setrlimit in the child: QEMU 10, which needs 64 MiB
+ * of RLIMIT_FSIZE for its display memfds, then dies of SIGXFSZ, and the
+ * log line says why.
+ */
+static void plan_rlimits(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
+                         const xlreaper_config *cfg)
 {
+    int can_raise = xlreaper__cap_effective(CAP_SYS_RESOURCE);
+
     plan->rl[0].resource = RLIMIT_NPROC;
     plan->rl[0].limit = cfg->nproc_limit;
     plan->num_rl = 1;
@@ -462,6 +582,29 @@ static void plan_rlimits(xlreaper_spawn_plan *plan, const xlreaper_config *cfg)
         plan->rl[plan->num_rl].resource = cfg->rlimits[i].resource;
         plan->rl[plan->num_rl].limit = (rlim_t)cfg->rlimits[i].limit;
         plan->num_rl++;
+    }
+    if (can_raise == 1)
+        return;
+    for (unsigned i = 0; i < plan->num_rl; i++) {
+        struct rlimit cur;
+        const char *key = "nproc_limit";
+
+        if (getrlimit(plan->rl[i].resource, &cur) < 0 ||
+            cur.rlim_max == RLIM_INFINITY || plan->rl[i].limit <= cur.rlim_max)
+            continue;
+        for (unsigned k = 0; k < cfg->num_rlimits; k++)
+            if (cfg->rlimits[k].resource == plan->rl[i].resource)
+                key = cfg->rlimits[k].key;
+        LOGD(WARN, plan->domid,
+             "%s = %llu is above the inherited hard %s of %llu, and "
+             "raising it needs CAP_SYS_RESOURCE, which this process %s: "
+             "%llu applies",
+             key, (unsigned long long)plan->rl[i].limit,
+             rlimit_name(plan->rl[i].resource),
+             (unsigned long long)cur.rlim_max,
+             can_raise == 0 ? "lacks" : "may lack (capget failed)",
+             (unsigned long long)cur.rlim_max);
+        plan->rl[i].limit = cur.rlim_max;
     }
 }
 
@@ -490,7 +633,7 @@ int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
     plan->unshare_ipc_mount = cfg->unshare_ipc_mount;
     plan->unshare_net = cfg->unshare_net;
     plan->dumpable = cfg->dumpable;
-    plan_rlimits(plan, cfg);
+    plan_rlimits(ctx, plan, cfg);
 
     rc = xlreaper_dm_ids(ctx, domid, &plan->uid, &plan->gid);
     if (rc) {
@@ -509,6 +652,10 @@ int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
         rc = XLREAPER_ERROR_INVAL;
         goto fail;
     }
+
+    rc = xlreaper__setid_filter_plan(ctx, domid, &plan->setid);
+    if (rc)
+        goto fail;
 
     rc = XLREAPER_ERROR_NOMEM;
     plan->path = resolve_prog(prog);
@@ -540,7 +687,7 @@ int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
     plan->num_keep = cl->num_keep;
     xlreaper__report_xen_fds(ctx, domid, plan->keep, plan->num_keep);
 
-    rc = find_chroot(ctx, cfg, domid, &chroot_dir);
+    rc = find_chroot(ctx, cfg, domid, plan->mode, &chroot_dir);
     if (rc)
         goto fail;
 
@@ -787,6 +934,10 @@ static void apply_plan(const spawn_run *run, int *step_r, int *err_r,
         FAIL(STEP_NO_NEW_PRIVS, 0);
     if (prctl(PR_SET_DUMPABLE, plan->dumpable ? 1 : 0, 0, 0, 0) < 0)
         FAIL(STEP_DUMPABLE, 0);
+    /* Last: nothing above makes a file, and the filter needs
+     * no_new_privs.  It outlives execve and binds all the DM starts. */
+    if (xlreaper__setid_filter_install(&plan->setid) < 0)
+        FAIL(STEP_SETID_FILTER, 0);
 
     if (plan->exe_fd >= 0)
         syscall(SYS_execveat, plan->exe_fd, "", plan->argv, plan->envp,

@@ -68,7 +68,13 @@ install-hooks: $(XLR_BIN) $(XLR_XEN_BIN)
 	install -m 755 $(XLR_XEN_BIN) \
 		$(DESTDIR)$(PREFIX)/libexec/xl-reaper/xl-reaper-xen
 
-# The daemon: build/bin/xl-reaperd, and its systemd unit.
+uninstall: uninstall-hooks
+.PHONY: uninstall-hooks
+uninstall-hooks:
+	rm -f $(DESTDIR)$(PREFIX)/sbin/xl-reaper \
+		$(DESTDIR)$(PREFIX)/libexec/xl-reaper/xl-reaper-xen
+
+# The daemon: build/bin/xl-reaperd (its unit: config/config.mk).
 XLRD_SRCS := $(wildcard tools/xl-hooks/xl_reaperd*.c)
 XLRD_BIN := $(BUILD)/bin/xl-reaperd
 
@@ -81,10 +87,13 @@ $(XLRD_BIN): $(call obj,$(XLRD_SRCS)) $(LIB_A)
 install: install-daemon
 .PHONY: install-daemon
 install-daemon: $(XLRD_BIN)
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)/lib/systemd/system
+	install -d $(DESTDIR)$(PREFIX)/sbin
 	install -m 755 $(XLRD_BIN) $(DESTDIR)$(PREFIX)/sbin/xl-reaperd
-	sed 's|@SBINDIR@|$(PREFIX)/sbin|g' config/xl-reaperd.service \
-		> $(DESTDIR)/lib/systemd/system/xl-reaperd.service
+
+uninstall: uninstall-daemon
+.PHONY: uninstall-daemon
+uninstall-daemon:
+	rm -f $(DESTDIR)$(PREFIX)/sbin/xl-reaperd
 
 # The device model xl runs (device_model_override): see qemu_dm_restrict.c.
 QDR_BIN := $(BUILD)/libexec/qemu-dm-restrict
@@ -105,3 +114,10 @@ install-qemu-dm-restrict: $(QDR_BIN)
 	install -d $(DESTDIR)$(PREFIX)/libexec/xl-reaper
 	install -m 755 $(QDR_BIN) \
 		$(DESTDIR)$(PREFIX)/libexec/xl-reaper/qemu-dm-restrict
+
+# The directory goes last, and only if empty: nothing else of ours is left.
+uninstall: uninstall-qemu-dm-restrict
+.PHONY: uninstall-qemu-dm-restrict
+uninstall-qemu-dm-restrict: uninstall-hooks
+	rm -f $(DESTDIR)$(PREFIX)/libexec/xl-reaper/qemu-dm-restrict
+	rmdir $(DESTDIR)$(PREFIX)/libexec/xl-reaper 2>/dev/null || true

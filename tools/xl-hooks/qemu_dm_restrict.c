@@ -69,17 +69,57 @@
 #define EXIT_REFUSED 1
 #define EXIT_FAILED 4
 
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One line in the DM's log, "qemu-dm-restrict: error: ...", as the
+ * library's own lines are (xlreaper_ctx_set_progname). */
+static void say_at(const char *level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
-static void say(const char *fmt, ...)
+static void say_at(const char *level, const char *fmt, ...)
 {
     va_list al;
 
-    fputs(PROG ": ", stderr);
+    fprintf(stderr, PROG ": %s: ", level);
     va_start(al, fmt);
     vfprintf(stderr, fmt, al);
     va_end(al);
     fputc('\n', stderr);
+}
+
+#define say(...) say_at("error", __VA_ARGS__)
+
+/*
+ * Run by hand with --version or --help alone.  libxl never passes
+ * either alone (its lines always hold -xen-domid, or are its probe), so
+ * nothing QEMU would have answered is taken from it.
+ */
+static bool own_option(int argc, char **argv)
+{
+    if (argc != 2)
+        return false;
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
+        printf(PROG " %s\n", XLREAPER_VERSION);
+        return true;
+    }
+    if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        printf("usage: " PROG " QEMU-ARGUMENTS...   (run by libxl as "
+               "device_model_override)\n"
+               "       " PROG " --version | --help\n"
+               "\n"
+               "  -V, --version  print the version\n"
+               "  -h, --help     this text\n"
+               "\n"
+               "Checks the device model line libxl gives, restricts itself "
+               "(uid, gid,\n"
+               "groups, rlimits, no_new_privs, descriptors, namespaces, "
+               "cgroup) and\n"
+               "execs qemu_path in place.  Config: $XL_REAPER_CONFIG, else "
+               "%s.\n"
+               "exit: 1 refused, 4 a system call failed; QEMU's own "
+               "status otherwise\n",
+               XLREAPER_DEFAULT_CONFIG);
+        return true;
+    }
+    return false;
 }
 
 /* QEMU takes -opt and --opt alike; "-xen-domid=5" it does not take. */
@@ -157,7 +197,7 @@ static int run_probe(xlreaper_ctx *ctx, const char *qemu, char **argv, int fd)
 {
     int rc;
 
-    say("libxl's QEMU option probe (no -xen-domid, QMP on descriptor %d): "
+    say_at("notice", "libxl's QEMU option probe (no -xen-domid, QMP on descriptor %d): "
         "exec %s as root, arguments unchanged, no domain uid",
         fd, qemu);
     rc = xlreaper_libxl_probe_exec(ctx, qemu, argv);
@@ -179,6 +219,8 @@ int main(int argc, char **argv)
 
     if (argc < 1)
         return EXIT_REFUSED;
+    if (own_option(argc, argv))
+        return 0;
     probe = xlreaper_libxl_probe_line(argv, &probe_fd) == 1;
     if (!probe && find_domid(argc, argv, &domid) < 0)
         return EXIT_REFUSED;
@@ -187,6 +229,7 @@ int main(int argc, char **argv)
         say("out of memory");
         goto out;
     }
+    xlreaper_ctx_set_progname(ctx, PROG);
     if (config && !*config)
         config = NULL;
     rc = xlreaper_config_load(ctx, config,

@@ -6,6 +6,7 @@
 #define XL_REAPER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "xlreaper.h"
@@ -27,6 +28,7 @@ typedef struct {
     xentoollog_logger *lg;
     bool json;
     const char *config_path; /* NULL: the default, absent means defaults */
+    unsigned config_flags;   /* for xlreaper_config_load */
 } xlr_cli;
 
 typedef struct {
@@ -34,9 +36,14 @@ typedef struct {
     const char *args;    /* what follows the name, for --help */
     const char *summary;
     int (*fn)(xlr_cli *cli, int argc, char **argv); /* returns exit code */
+    const char *help;    /* `COMMAND --help`: what the summary leaves out */
+    int usage_exit;      /* the exit code of a usage error */
 } xlr_command;
 
 extern const xlr_command xlr_commands[];
+
+/* The command called name, or NULL. */
+const xlr_command *xlr_find_command(const char *name);
 
 int xlr_cmd_uid(xlr_cli *cli, int argc, char **argv);
 int xlr_cmd_spawn(xlr_cli *cli, int argc, char **argv);
@@ -53,11 +60,44 @@ int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv);
  */
 int xlr_xen_handoff(char **argv, int fail);
 
-/* One line on stderr, "xl-reaper: ...", for the user's own mistakes. */
+/* The name every line on stderr starts with, as the library's do. */
+#define XLR_PROG "xl-reaper"
+
+/* One line on stderr, "xl-reaper: error: ...", for the user's own
+ * mistakes; the library's lines have the same "PROG: LEVEL: " form. */
 void xlr_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * A usage error of command cmd: one line saying what was wrong, then
+ * the command's usage, "xl-reaper: error: kill: missing DOMID (usage:
+ * xl-reaper kill DOMID)".  Returns the command's usage exit code.
+ */
+int xlr_usage_error(const char *cmd, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* What getopt (opterr = 0, optstring starting "+:") found wrong, as a
+ * usage error of cmd: the unknown option, or the one missing its
+ * value.  opt is what getopt returned ('?' or ':'). */
+int xlr_option_error(const char *cmd, int opt, char **argv);
 
 /* Parses a DOMID argument, saying what is wrong with it.  0 or -1. */
 int xlr_parse_domid(const char *arg, uint32_t *domid_r);
+
+/*
+ * For the commands whose only argument is a DOMID (kill, status,
+ * destroy): the number of arguments, an option where the DOMID should
+ * be, and the DOMID itself, each refused with what was wrong.  0, or
+ * the exit code of the refusal.
+ */
+int xlr_domid_only(const char *cmd, int argc, char **argv, uint32_t *domid_r);
+
+/* "3200001..3232751 (domid 1..32751 = base 3200000 + domid)": the DM
+ * uid range as check and audit print it, in buf. */
+const char *xlr_range_text(const xlreaper_config *c, char *buf, size_t n);
+
+/* Loads the config, once a command has parsed its arguments: 0, or the
+ * exit code (the library has said why). */
+int xlr_load_config(xlr_cli *cli);
 
 /* The exit code for a library return code. */
 int xlr_exit_code(int rc);

@@ -105,9 +105,10 @@ static void print_table(const xlr_cli *cli, const xlreaper_audit_result *res,
 {
     const xlreaper_config *cfg = xlreaper_config_get(cli->ctx);
 
-    printf("xl-reaper audit: uid range %lu..%lu, reaper uid %lu\n",
-           (unsigned long)cfg->dm_uid_base,
-           (unsigned long)(cfg->dm_uid_base + xlreaper_max_domid()),
+    char range[96];
+
+    printf("xl-reaper audit: dm uid range %s, reaper uid %lu\n",
+           xlr_range_text(cfg, range, sizeof(range)),
            (unsigned long)cfg->reaper_uid);
     printf("%-6s %-10s %-8s %-14s %s\n", "DOMID", "UID", "PID", "CHECK",
            "RESULT");
@@ -190,12 +191,6 @@ static void print_tap(const xlreaper_audit_result *res, int ret)
     summary(stdout, "# ", res, ret);
 }
 
-static void usage_line(void)
-{
-    xlr_error("usage: xl-reaper audit [--tap | --json] [--fix] "
-              "[--probe-all] [--xenstore-timeout MS]");
-}
-
 int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -204,7 +199,6 @@ int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
         { "fix", no_argument, NULL, 'f' },
         { "probe-all", no_argument, NULL, 'p' },
         { "xenstore-timeout", required_argument, NULL, 'x' },
-        { "help", no_argument, NULL, 'h' },
         { NULL, 0, NULL, 0 },
     };
     xlreaper_audit_opts ao;
@@ -215,7 +209,7 @@ int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
     int opt, rc, ret;
 
     xlreaper_audit_opts_init(&ao);
-    while ((opt = getopt_long(argc, argv, "+tjfpx:h", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+:tjfpx:", opts, NULL)) != -1) {
         switch (opt) {
         case 't':
             tap = true;
@@ -231,28 +225,27 @@ int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
             break;
         case 'x':
             v = strtol(optarg, &end, 10);
-            if (!*optarg || *end || v < 1 || v > 600000) {
-                xlr_error("--xenstore-timeout: a number of ms, 1..600000");
-                return XLR_AUDIT_EXIT_UNKNOWN;
-            }
+            if (!*optarg || *end || v < 1 || v > 600000)
+                return xlr_usage_error("audit", "--xenstore-timeout '%s': "
+                                                "a number of ms, 1..600000",
+                                       optarg);
             ao.xenstore_timeout_ms = (unsigned)v;
             break;
-        case 'h':
-            printf("usage: xl-reaper audit [--tap | --json] [--fix] "
-                   "[--probe-all] [--xenstore-timeout MS]\n"
-                   "exit: 0 every check passed, 1 a violation, 2 could "
-                   "not check\n");
-            return XLR_AUDIT_EXIT_OK;
         default:
-            usage_line();
-            return XLR_AUDIT_EXIT_UNKNOWN;
+            return xlr_option_error("audit", opt, argv);
         }
     }
-    if (optind != argc || (tap && json)) {
-        usage_line();
-        return XLR_AUDIT_EXIT_UNKNOWN;
-    }
+    if (optind != argc)
+        return xlr_usage_error("audit", "unexpected argument '%s'",
+                               argv[optind]);
+    if (tap && json)
+        return xlr_usage_error("audit", "--tap and --json exclude each "
+                                        "other");
 
+    /* A config that does not load means "could not check", not exit 1,
+     * "a violation". */
+    if (xlr_load_config(cli))
+        return XLR_AUDIT_EXIT_UNKNOWN;
     xlreaper_audit_result_init(&res);
     rc = xlreaper_audit(cli->ctx, &ao, &res);
     ret = rc ? XLR_AUDIT_EXIT_UNKNOWN : exit_for(xlreaper_audit_verdict(&res));
@@ -270,7 +263,7 @@ int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
     if (ao.flags & XLREAPER_AUDIT_FIX)
         for (unsigned i = 0; i < res.num; i++)
             if (res.checks[i].fixed)
-                fprintf(stderr, "xl-reaper: audit --fix: %s\n",
+                fprintf(stderr, XLR_PROG ": notice: audit --fix: %s\n",
                         res.checks[i].reason);
     fflush(stdout);
     xlreaper_audit_result_dispose(&res);

@@ -1,9 +1,14 @@
 /*
  * xl_reaper_cmd_check.c - `xl-reaper check`: the config and the uid
- * range were validated on load; print what would be used, and every
- * key's value in force, as it would be written in the config file.
+ * range were validated on load; then what a device model needs to start
+ * (xlreaper_host_check: the group database, qemu_path, cgroup_parent,
+ * the lock, ...).  Prints what would be used, every key's value in
+ * force as it would be written in the config file, and one line a
+ * check; "ok" only when every check passed, else each problem is named
+ * on stderr and the exit is 1.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <yajl/yajl_gen.h>
@@ -18,7 +23,33 @@ static void gen_str(yajl_gen g, const char *s)
     yajl_gen_string(g, (const unsigned char *)s, strlen(s));
 }
 
-static int print_json(const xlreaper_config *c)
+/* One check, as xlreaper_host_check reported it. */
+typedef struct {
+    char name[32];
+    bool ok;
+    char detail[1024];
+} check_line;
+
+typedef struct {
+    check_line lines[16];
+    unsigned num, failed;
+} checks;
+
+static void collect(void *arg, const char *name, bool ok, const char *detail)
+{
+    checks *cs = arg;
+    check_line *l;
+
+    if (cs->num == sizeof(cs->lines) / sizeof(cs->lines[0]))
+        return;
+    l = &cs->lines[cs->num++];
+    snprintf(l->name, sizeof(l->name), "%s", name);
+    snprintf(l->detail, sizeof(l->detail), "%s", detail);
+    l->ok = ok;
+    cs->failed += !ok;
+}
+
+static int print_json(const xlreaper_config *c, const checks *cs)
 {
     yajl_gen g = yajl_gen_alloc(NULL);
     const unsigned char *buf;
@@ -35,6 +66,8 @@ static int print_json(const xlreaper_config *c)
         yajl_gen_null(g);
     gen_str(g, "dm_uid_base");
     yajl_gen_integer(g, c->dm_uid_base);
+    gen_str(g, "dm_uid_first");
+    yajl_gen_integer(g, (long long)c->dm_uid_base + 1);
     gen_str(g, "dm_uid_base_from");
     gen_str(g, c->dm_uid_base_from);
     gen_str(g, "dm_uid_last");
@@ -73,6 +106,21 @@ static int print_json(const xlreaper_config *c)
             yajl_gen_number(g, value, strlen(value));
     }
     yajl_gen_map_close(g);
+    gen_str(g, "checks");
+    yajl_gen_array_open(g);
+    for (unsigned i = 0; i < cs->num; i++) {
+        yajl_gen_map_open(g);
+        gen_str(g, "check");
+        gen_str(g, cs->lines[i].name);
+        gen_str(g, "ok");
+        yajl_gen_bool(g, cs->lines[i].ok);
+        gen_str(g, "detail");
+        gen_str(g, cs->lines[i].detail);
+        yajl_gen_map_close(g);
+    }
+    yajl_gen_array_close(g);
+    gen_str(g, "ok");
+    yajl_gen_bool(g, !cs->failed);
     yajl_gen_map_close(g);
     if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok) {
         yajl_gen_free(g);
@@ -80,35 +128,46 @@ static int print_json(const xlreaper_config *c)
     }
     printf("%.*s\n", (int)len, (const char *)buf);
     yajl_gen_free(g);
-    return XLR_EXIT_OK;
+    return cs->failed ? XLR_EXIT_USAGE : XLR_EXIT_OK;
 }
 
 int xlr_cmd_check(xlr_cli *cli, int argc, char **argv)
 {
-    const xlreaper_config *c = xlreaper_config_get(cli->ctx);
-    unsigned long base = c->dm_uid_base;
-    char value[VALUE_MAX];
+    const xlreaper_config *c;
+    char value[VALUE_MAX], range[96];
+    checks *cs;
+    int rc, ret;
 
-    (void)argv;
-    if (argc != 1) {
-        xlr_error("usage: xl-reaper check");
-        return XLR_EXIT_USAGE;
+    if (argc > 1 && argv[1][0] == '-')
+        return xlr_usage_error("check", "unknown option '%s'", argv[1]);
+    if (argc > 1)
+        return xlr_usage_error("check", "unexpected argument '%s'", argv[1]);
+    rc = xlr_load_config(cli);
+    if (rc)
+        return rc;
+    c = xlreaper_config_get(cli->ctx);
+    cs = calloc(1, sizeof(*cs));
+    if (!cs)
+        return XLR_EXIT_FAIL;
+    rc = xlreaper_host_check(cli->ctx, collect, cs);
+    if (rc && rc != XLREAPER_ERROR_INVAL) {
+        free(cs);
+        return xlr_exit_code(rc);
     }
-    /* The kill's verification rests on the kernel count, which misses
-     * tasks of the range inside user namespaces mapped from these. */
-    if (c->subid_overlap) {
-        xlr_error("%s: subordinate ids overlap the DM range %lu..%lu; a "
-                  "task of a DM uid inside a user namespace would escape "
-                  "the kernel count. Move the range or the subordinate ids",
-                  c->subid_overlap, base, base + xlreaper_max_domid());
-        return XLR_EXIT_USAGE;
+    /* Each problem on stderr, where a script sees it; the report on
+     * stdout, all of it, so that the reader sees what was in force. */
+    for (unsigned i = 0; i < cs->num; i++)
+        if (!cs->lines[i].ok)
+            xlr_error("check: %s: %s", cs->lines[i].name,
+                      cs->lines[i].detail);
+    if (cli->json) {
+        ret = print_json(c, cs);
+        free(cs);
+        return ret;
     }
-    if (cli->json)
-        return print_json(c);
     printf("config file:     %s\n", c->path ? c->path : "none (defaults)");
-    printf("dm uid range:    %lu..%lu (domid 1..%u), base from %s\n", base + 1,
-           base + xlreaper_max_domid(), xlreaper_max_domid(),
-           c->dm_uid_base_from);
+    printf("dm uid range:    %s, base from %s\n",
+           xlr_range_text(c, range, sizeof(range)), c->dm_uid_base_from);
     printf("reaper uid:      %lu, from %s\n", (unsigned long)c->reaper_uid,
            c->reaper_uid_from);
     if (c->dm_gid_mode == XLREAPER_GID_RANGE_BASE)
@@ -129,6 +188,16 @@ int xlr_cmd_check(xlr_cli *cli, int argc, char **argv)
         else if (!r)
             printf("  %s = %s\n", xlreaper_config_key_name(i), value);
     }
-    printf("ok\n");
-    return XLR_EXIT_OK;
+    printf("what a device model needs:\n");
+    for (unsigned i = 0; i < cs->num; i++)
+        printf("  %-6s %-16s %s\n", cs->lines[i].ok ? "ok" : "FAILED",
+               cs->lines[i].name, cs->lines[i].detail);
+    if (cs->failed)
+        printf("not ok: %u problem%s\n", cs->failed,
+               cs->failed == 1 ? "" : "s");
+    else
+        printf("ok\n");
+    ret = cs->failed ? XLR_EXIT_USAGE : XLR_EXIT_OK;
+    free(cs);
+    return ret;
 }

@@ -99,12 +99,12 @@ int xlr_cmd_destroy(xlr_cli *cli, int argc, char **argv)
     uid_t uid;
     int rc, r, alive, ret;
 
-    if (argc != 2) {
-        xlr_error("usage: xl-reaper destroy DOMID");
-        return XLR_EXIT_USAGE;
-    }
-    if (xlr_parse_domid(argv[1], &domid) ||
-        xlreaper_dm_ids(cli->ctx, domid, &uid, NULL))
+    ret = xlr_domid_only("destroy", argc, argv, &domid);
+    if (!ret)
+        ret = xlr_load_config(cli);
+    if (ret)
+        return ret;
+    if (xlreaper_dm_ids(cli->ctx, domid, &uid, NULL))
         return XLR_EXIT_USAGE;
     xlreaper_reap_result_init(&res);
 

@@ -10,12 +10,11 @@ int xlr_cmd_kill(xlr_cli *cli, int argc, char **argv)
     uint32_t domid;
     int rc;
 
-    if (argc != 2) {
-        xlr_error("usage: xl-reaper kill DOMID");
-        return XLR_EXIT_USAGE;
-    }
-    if (xlr_parse_domid(argv[1], &domid))
-        return XLR_EXIT_USAGE;
+    rc = xlr_domid_only("kill", argc, argv, &domid);
+    if (!rc)
+        rc = xlr_load_config(cli);
+    if (rc)
+        return rc;
 
     xlreaper_reap_result_init(&res);
     rc = xlreaper_reap(cli->ctx, NULL, domid, &res);

@@ -19,21 +19,29 @@ int xlr_cmd_spawn(xlr_cli *cli, int argc, char **argv)
     uint32_t domid;
     int opt, rc;
 
-    while ((opt = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-        if (opt != 'r') {
-            xlr_error("usage: xl-reaper spawn [--reap-stale] DOMID -- PROG "
-                      "[ARG...]");
-            return XLR_EXIT_USAGE;
-        }
+    while ((opt = getopt_long(argc, argv, "+:", opts, NULL)) != -1) {
+        if (opt != 'r')
+            return xlr_option_error("spawn", opt, argv);
         flags |= XLREAPER_SPAWN_REAP_STALE;
     }
-    if (optind + 3 > argc || strcmp(argv[optind + 1], "--")) {
-        xlr_error("usage: xl-reaper spawn [--reap-stale] DOMID -- PROG "
-                  "[ARG...]");
-        return XLR_EXIT_USAGE;
-    }
+    /* Each missing piece by name: "usage" alone leaves the reader to
+     * find which. */
+    if (optind >= argc)
+        return xlr_usage_error("spawn", "missing DOMID");
+    if (optind + 1 >= argc)
+        return xlr_usage_error("spawn", "missing '--' and PROG after "
+                                        "DOMID");
+    if (strcmp(argv[optind + 1], "--"))
+        return xlr_usage_error("spawn", "expected '--' after DOMID, got "
+                                        "'%s'",
+                               argv[optind + 1]);
+    if (optind + 2 >= argc)
+        return xlr_usage_error("spawn", "missing PROG after '--'");
     if (xlr_parse_domid(argv[optind], &domid))
         return XLR_EXIT_USAGE;
+    rc = xlr_load_config(cli);
+    if (rc)
+        return rc;
 
     rc = xlreaper_spawn_plan_new(cli->ctx, domid, argv[optind + 2],
                                  argv + optind + 2, &plan);

@@ -19,12 +19,12 @@ int xlr_cmd_status(xlr_cli *cli, int argc, char **argv)
     uid_t uid;
     int rc;
 
-    if (argc != 2) {
-        xlr_error("usage: xl-reaper status DOMID");
-        return XLR_EXIT_USAGE;
-    }
-    if (xlr_parse_domid(argv[1], &domid) ||
-        xlreaper_dm_ids(cli->ctx, domid, &uid, NULL))
+    rc = xlr_domid_only("status", argc, argv, &domid);
+    if (!rc)
+        rc = xlr_load_config(cli);
+    if (rc)
+        return rc;
+    if (xlreaper_dm_ids(cli->ctx, domid, &uid, NULL))
         return XLR_EXIT_USAGE;
 
     xlreaper_task_list_init(&l);

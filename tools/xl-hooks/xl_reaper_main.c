@@ -3,6 +3,7 @@
  *   xl-reaper [--config FILE] [--json] [-v] COMMAND ...
  */
 #include <getopt.h>
+#include <stdbool.h>
 #include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,24 +19,70 @@
 #pragma weak xlr_cmd_destroy
 #pragma weak xlr_cmd_audit
 
+#define EXITS "exit: 0 ok, 1 bad input or config, 2 lock timeout, " \
+              "3 tasks remain,\n4 system error\n"
+
 const xlr_command xlr_commands[] = {
     { "uid", "DOMID | --pet", "print a DM's uid and gid, or the pet uid",
-      xlr_cmd_uid },
+      xlr_cmd_uid,
+      "DOMID is a decimal number from 1 to 32751.  --pet prints the real\n"
+      "uid of every killer, which must never run anything.\n" EXITS,
+      XLR_EXIT_USAGE },
     { "spawn", "[--reap-stale] DOMID -- PROG [ARG...]",
-      "exec PROG in place under DOMID's DM uid, restricted", xlr_cmd_spawn },
+      "exec PROG in place under DOMID's DM uid, restricted", xlr_cmd_spawn,
+      "  --reap-stale  reap the uid first when something still runs "
+      "under it\n"
+      "\n"
+      "Everything is checked first; then, under the reaper lock, the uid\n"
+      "must be empty, and PROG runs in place with the restrictions of the\n"
+      "config under the DM's ids.  Returns only if a step failed, naming\n"
+      "it.  Needs root.\n" EXITS,
+      XLR_EXIT_USAGE },
     { "kill", "DOMID", "kill every task of DOMID's DM uid and verify",
-      xlr_cmd_kill },
+      xlr_cmd_kill,
+      "One kill(-1, SIGKILL) from a child holding the uid, under the\n"
+      "reaper lock, verified by the kernel's count of the uid's tasks.\n"
+      "Needs root.\n"
+      "exit: 0 no live task of the uid remains, 1 bad input or config,\n"
+      "2 lock timeout, 3 tasks remain (it says which), 4 system error\n",
+      XLR_EXIT_USAGE },
     { "destroy", "DOMID",
       "destroy the domain through libxl, then reap its DM uid and verify",
-      xlr_cmd_destroy },
+      xlr_cmd_destroy,
+      "The reap is skipped if the domid lives again after the destroy\n"
+      "(reused: exit 3).  Needs root and Xen.\n" EXITS,
+      XLR_EXIT_USAGE },
     { "status", "DOMID", "show the tasks of DOMID's DM uid (read-only)",
-      xlr_cmd_status },
-    { "check", "", "validate the config and the uid range", xlr_cmd_check },
+      xlr_cmd_status,
+      "The kernel's count of the uid's tasks, and what /proc shows.\n"
+      "Needs root.\n"
+      "exit: 0 the kernel counts no task, 1 bad input or config, 2 lock\n"
+      "timeout, 3 it counts some\n",
+      XLR_EXIT_USAGE },
+    { "check", "", "check the config, the uid range and what a DM needs",
+      xlr_cmd_check,
+      "Loads the config; checks the uid range against the passwd and\n"
+      "group databases and the subordinate ids, and what the wrapper and\n"
+      "the daemon need: qemu_path, cgroup_parent, the lock file's\n"
+      "directory.  Prints the settings in force and one line a check;\n"
+      "\"ok\" only when a device model can start.  Run it as root.\n"
+      "exit: 0 ok, 1 a problem (each one is named on stderr)\n",
+      XLR_EXIT_USAGE },
     { "audit",
       "[--tap | --json] [--fix] [--probe-all] [--xenstore-timeout MS]",
       "check every DM is jailed and every dead domain's uid is empty",
-      xlr_cmd_audit },
-    { NULL, NULL, NULL, NULL },
+      xlr_cmd_audit,
+      "  --tap                  TAP version 13\n"
+      "  --json                 one JSON object\n"
+      "  --fix                  reap every leftover uid, and say so\n"
+      "  --probe-all            ask the kernel's count of every dead uid\n"
+      "  --xenstore-timeout MS  wait at most MS for xenstored "
+      "(default 2000)\n"
+      "\n"
+      "Changes nothing without --fix.  Needs root.\n"
+      "exit: 0 every check passed, 1 a violation, 2 could not check\n",
+      XLR_AUDIT_EXIT_UNKNOWN },
+    { NULL, NULL, NULL, NULL, NULL, 0 },
 };
 
 static void usage(FILE *f)
@@ -48,24 +95,35 @@ static void usage(FILE *f)
             "                     when that is absent, the defaults)\n"
             "  -j, --json         machine-readable output\n"
             "  -v, --verbose      more log output (twice: debug)\n"
-            "  -h, --help         this text\n"
+            "  -V, --version      print the version\n"
+            "  -h, --help         this text; COMMAND --help: the "
+            "command's\n"
             "\n"
             "commands:\n",
             XLREAPER_DEFAULT_CONFIG);
     for (const xlr_command *c = xlr_commands; c->name; c++)
         fprintf(f, "  %s %s\n      %s\n", c->name, c->args, c->summary);
-    fprintf(f, "\nexit: 0 ok, 1 bad input or config, 2 lock timeout, "
-               "3 tasks remain, 4 system error\n"
-               "audit exits 0 all passed, 1 a violation, 2 could not "
-               "check\n");
+    fprintf(f, "\n" EXITS "audit exits 0 all passed, 1 a violation, 2 "
+               "could not check\n");
 }
 
-static const xlr_command *find_command(const char *name)
+static void command_help(const xlr_command *c)
 {
-    for (const xlr_command *c = xlr_commands; c->name; c++)
-        if (!strcmp(c->name, name))
-            return c;
-    return NULL;
+    printf("usage: xl-reaper [--config FILE] [--json] [-v] %s%s%s\n\n"
+           "%c%s.\n\n%s",
+           c->name, *c->args ? " " : "", c->args, c->summary[0] - 'a' + 'A',
+           c->summary + 1, c->help);
+}
+
+/* `COMMAND --help` (or -h) anywhere among its options, never past a
+ * "--": answered before any config is read, so that it works on a host
+ * with none, or a broken one. */
+static bool wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+            return true;
+    return false;
 }
 
 int main(int argc, char **argv)
@@ -75,6 +133,7 @@ int main(int argc, char **argv)
         { "json", no_argument, NULL, 'j' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     xlr_cli cli = { 0 };
@@ -85,7 +144,7 @@ int main(int argc, char **argv)
     int opt, rc, ret, ci;
 
     opterr = 0; /* one line of our own for a bad option, not getopt's */
-    while ((opt = getopt_long(argc, argv, "+c:jvh", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+:c:jvhV", opts, NULL)) != -1) {
         switch (opt) {
         case 'c':
             cli.config_path = optarg;
@@ -100,9 +159,20 @@ int main(int argc, char **argv)
         case 'h':
             usage(stdout);
             return XLR_EXIT_OK;
-        default:
-            xlr_error("unknown option '%s' (see xl-reaper --help)",
+        case 'V':
+            printf("xl-reaper %s\n", XLREAPER_VERSION);
+            return XLR_EXIT_OK;
+        case ':':
+            xlr_error("option '%s' needs a value (see xl-reaper --help)",
                       argv[optind - 1]);
+            return XLR_EXIT_USAGE;
+        default:
+            if (optopt && strncmp(argv[optind - 1], "--", 2))
+                xlr_error("unknown option '-%c' (see xl-reaper --help)",
+                          optopt);
+            else
+                xlr_error("unknown option '%s' (see xl-reaper --help)",
+                          argv[optind - 1]);
             return XLR_EXIT_USAGE;
         }
     }
@@ -111,11 +181,15 @@ int main(int argc, char **argv)
         return XLR_EXIT_USAGE;
     }
     ci = optind;
-    cmd = find_command(argv[ci]);
+    cmd = xlr_find_command(argv[ci]);
     if (!cmd) {
         xlr_error("unknown command '%s' (see xl-reaper --help)",
                   argv[ci]);
         return XLR_EXIT_USAGE;
+    }
+    if (wants_help(argc - ci, argv + ci)) {
+        command_help(cmd);
+        return XLR_EXIT_OK;
     }
     if (!cmd->fn)
         return xlr_xen_handoff(argv, !strcmp(cmd->name, "audit")
@@ -139,16 +213,11 @@ int main(int argc, char **argv)
         ret = XLR_EXIT_FAIL;
         goto out;
     }
-    rc = xlreaper_config_load(cli.ctx, cli.config_path, flags);
-    if (rc) {
-        /* For audit a config that does not load means "could not
-         * check", not its exit 1, "a violation". */
-        ret = cmd->fn == xlr_cmd_audit ? XLR_AUDIT_EXIT_UNKNOWN
-                                       : xlr_exit_code(rc);
-        goto out;
-    }
-    /* Each command parses its own options, its name as argv[0]; 0 makes
-     * getopt start afresh. */
+    xlreaper_ctx_set_progname(cli.ctx, XLR_PROG);
+    cli.config_flags = flags;
+    /* Each command parses its own options, its name as argv[0] (0 makes
+     * getopt start afresh), and only then loads the config: a usage
+     * error is named on a host with no config, or a broken one. */
     optind = 0;
     ret = cmd->fn(&cli, argc - ci, argv + ci);
 

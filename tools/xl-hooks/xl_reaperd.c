@@ -95,7 +95,7 @@ static int sanitize_env(void)
             continue;
         if (!sane_path(v, keep[i].max)) {
             fprintf(stderr,
-                    "xl-reaperd: %s is not a sane absolute path; "
+                    "xl-reaperd: error: %s is not a sane absolute path; "
                     "refusing to start\n",
                     keep[i].name);
             rc = XLRD_EXIT_USAGE;
@@ -273,6 +273,7 @@ static void usage(FILE *f)
             "                     when that is absent, the defaults)\n"
             "  -e, --events FILE  append one JSON line per reap to FILE\n"
             "  -v, --verbose      more log output (twice: debug)\n"
+            "  -V, --version      print the version\n"
             "  -h, --help         this text\n"
             "\n"
             "SIGHUP reloads the config and reopens FILE; SIGTERM stops.\n",
@@ -286,6 +287,7 @@ int main(int argc, char **argv)
         { "events", required_argument, NULL, 'e' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
+        { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
     xlrd d = { .events_fd = -1, .sfd = -1, .full_sweep_pending = true };
@@ -293,7 +295,8 @@ int main(int argc, char **argv)
     int opt, ret = XLRD_EXIT_FAIL, rc;
     uint32_t n = xlreaper_max_domid() + 1;
 
-    while ((opt = getopt_long(argc, argv, "c:e:vh", opts, NULL)) != -1) {
+    opterr = 0; /* one line of our own, "xl-reaperd: error: ..." */
+    while ((opt = getopt_long(argc, argv, "+:c:e:vhV", opts, NULL)) != -1) {
         switch (opt) {
         case 'c':
             d.config_path = optarg;
@@ -308,22 +311,39 @@ int main(int argc, char **argv)
         case 'h':
             usage(stdout);
             return XLRD_EXIT_OK;
+        case 'V':
+            printf("xl-reaperd %s\n", XLREAPER_VERSION);
+            return XLRD_EXIT_OK;
+        case ':':
+            fprintf(stderr, "xl-reaperd: error: option '%s' needs a value "
+                            "(see xl-reaperd --help)\n",
+                    argv[optind - 1]);
+            return XLRD_EXIT_USAGE;
         default:
-            usage(stderr);
+            if (optopt && strncmp(argv[optind - 1], "--", 2))
+                fprintf(stderr, "xl-reaperd: error: unknown option '-%c' "
+                                "(see xl-reaperd --help)\n",
+                        optopt);
+            else
+                fprintf(stderr, "xl-reaperd: error: unknown option '%s' "
+                                "(see xl-reaperd --help)\n",
+                        argv[optind - 1]);
             return XLRD_EXIT_USAGE;
         }
     }
     if (optind != argc) {
-        usage(stderr);
+        fprintf(stderr, "xl-reaperd: error: unexpected argument '%s' (it "
+                        "takes options only; see xl-reaperd --help)\n",
+                argv[optind]);
         return XLRD_EXIT_USAGE;
     }
     if (geteuid() != 0) {
-        fprintf(stderr, "xl-reaperd: must run as root\n");
+        fprintf(stderr, "xl-reaperd: error: must run as root\n");
         return XLRD_EXIT_USAGE;
     }
     if (d.events_path && d.events_path[0] != '/') {
-        fprintf(stderr, "xl-reaperd: --events needs an absolute path (the "
-                        "file is reopened on SIGHUP)\n");
+        fprintf(stderr, "xl-reaperd: error: --events needs an absolute "
+                        "path (the file is reopened on SIGHUP)\n");
         return XLRD_EXIT_USAGE;
     }
     rc = sanitize_env();
@@ -336,6 +356,7 @@ int main(int argc, char **argv)
         return XLRD_EXIT_FAIL;
     if (xlreaper_ctx_alloc(&d.ctx, d.lg))
         goto out;
+    xlreaper_ctx_set_progname(d.ctx, "xl-reaperd");
     rc = xlreaper_config_load(d.ctx, d.config_path, d.config_flags);
     if (rc) {
         ret = rc == XLREAPER_ERROR_INVAL ? XLRD_EXIT_USAGE : XLRD_EXIT_FAIL;

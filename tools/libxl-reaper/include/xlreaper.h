@@ -69,6 +69,14 @@ typedef struct xlreaper_ctx xlreaper_ctx;
 int xlreaper_ctx_alloc(xlreaper_ctx **ctx_r, xentoollog_logger *lg);
 void xlreaper_ctx_free(xlreaper_ctx *ctx); /* NULL is fine */
 
+/*
+ * The name the library's log lines carry as xentoollog's context, so
+ * that a program's own lines and the library's start alike ("xl-reaperd:
+ * error: ..."); the default is the program's invocation name.  name is
+ * borrowed: a string literal, or one that outlives the ctx.
+ */
+void xlreaper_ctx_set_progname(xlreaper_ctx *ctx, const char *name);
+
 /* ---------- configuration ---------- */
 
 #define XLREAPER_DEFAULT_CONFIG "/etc/xen/xl-reaper.conf"
@@ -172,6 +180,24 @@ const char *xlreaper_config_key_name(unsigned i);
  */
 int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
                               char *buf, size_t size);
+
+/* ---------- can a device model start? (xl-reaper check) ---------- */
+
+/*
+ * With a config loaded, checks what the wrapper and the daemon will
+ * need: root; the uid range against passwd (as the load did) and the
+ * DMs' gids against the group database; the subordinate ids; qemu_path
+ * (an executable file, not the wrapper); cgroup_parent (a cgroup2
+ * directory in which a cgroup can be made: one is made and removed at
+ * once); the lock file (or the directory it will be made in).  Nothing
+ * else is changed.  Calls fn once a check with its name, whether it
+ * passed, and what was found (one line).  Returns 0 when every check
+ * passed, _INVAL when one did not (said only through fn), or _NOMEM /
+ * _FAIL when it could not check (logged).
+ */
+typedef void xlreaper_check_fn(void *arg, const char *name, bool ok,
+                               const char *detail);
+int xlreaper_host_check(xlreaper_ctx *ctx, xlreaper_check_fn *fn, void *arg);
 
 /* ---------- uids ---------- */
 

@@ -1,0 +1,25 @@
+/*
+ * stop-racer: a compromised device model that fights its reaper. Each
+ * generation first sends SIGSTOP to every process it may signal, that is
+ * to everything whose real or saved uid is its uid (a probe or a killer
+ * that has entered the uid while the DM still runs), then forks and
+ * exits, as fork-racer does. It is what wedged the first libxl patch
+ * (issue 15, defect 1): a probe stopped this way kept the reaper lock for
+ * good.
+ *
+ * Every generation inherits the descriptors it was started with; the
+ * scenarios hand it the write end of a FIFO, whose reader sees EOF only
+ * when no generation is left alive.
+ */
+#include <signal.h>
+#include <unistd.h>
+
+int main(void)
+{
+    for (;;) {
+        /* Its own older generations are stopped too; SIGKILL ends them. */
+        kill(-1, SIGSTOP);
+        if (fork() > 0)
+            _exit(0);
+    }
+}

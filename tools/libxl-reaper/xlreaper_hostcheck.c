@@ -1,0 +1,362 @@
+/*
+ * xlreaper_hostcheck.c - can a device model start with the config in
+ * force?  What `xl-reaper check` asks before it says "ok".
+ *
+ * The load (xlreaper_config.c) has settled the uid range against passwd
+ * and refused a passwd user inside it; what it does not look at is the
+ * host around the config: the group database (a DM's gid is a group of
+ * the host too), the QEMU it execs, the cgroup it joins and the lock it
+ * takes.  Each of these is a refusal the wrapper or the daemon would
+ * otherwise meet only when a guest starts.  Each check is answered by
+ * the same call the wrapper makes, or by the nearest one that changes
+ * nothing; the one exception is cgroup_parent, where only making a
+ * cgroup shows that one can be made (under ProtectControlGroups the
+ * directory is there and looks writable, but the mount is read-only), so
+ * one is made and removed at once.
+ */
+#include <libgen.h>
+#include <stdarg.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include <linux/magic.h>
+
+#include "xlreaper_internal.h"
+
+#define DETAIL_MAX 1024
+/* Collisions named in one line; the rest are counted. */
+#define NAMED_MAX 4
+
+typedef struct {
+    xlreaper_check_fn *fn;
+    void *arg;
+    unsigned failed;
+} report;
+
+static void say(report *r, const char *name, bool ok, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void say(report *r, const char *name, bool ok, const char *fmt, ...)
+{
+    char detail[DETAIL_MAX];
+    va_list al;
+
+    va_start(al, fmt);
+    vsnprintf(detail, sizeof(detail), fmt, al);
+    va_end(al);
+    r->failed += !ok;
+    r->fn(r->arg, name, ok, detail);
+}
+
+/* ---------- the gids against the group database ---------- */
+
+typedef struct {
+    const xlreaper_config *cfg;
+    unsigned found;
+    char named[DETAIL_MAX];
+    size_t len;
+} group_walk;
+
+static void name_one(group_walk *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void name_one(group_walk *w, const char *fmt, ...)
+{
+    va_list al;
+    int n;
+
+    if (w->found++ >= NAMED_MAX || w->len >= sizeof(w->named))
+        return;
+    va_start(al, fmt);
+    n = vsnprintf(w->named + w->len, sizeof(w->named) - w->len, fmt, al);
+    va_end(al);
+    if (n > 0)
+        w->len += (size_t)n;
+}
+
+static int group_walk_one(void *arg, const char *name, gid_t gid,
+                          char *const *members)
+{
+    group_walk *w = arg;
+    const xlreaper_config *cfg = w->cfg;
+    const char *sep = w->found ? "; " : "";
+
+    if (cfg->dm_gid_mode == XLREAPER_GID_PER_DOMAIN) {
+        /* Domid d's DM runs with gid base + d: a group there hands
+         * whatever its files and members hold to that DM, and the DM's
+         * files to its members. */
+        if (gid > cfg->dm_uid_base &&
+            gid - cfg->dm_uid_base <= xlreaper_max_domid())
+            name_one(w, "%sgroup %s (gid %lu) is domid %lu's DM gid", sep,
+                     name, (unsigned long)gid,
+                     (unsigned long)(gid - cfg->dm_uid_base));
+        return 0;
+    }
+    /* range-base: one gid for every DM, the range base user's group;
+     * any other group of that gid, or a member, shares it with them. */
+    if (gid != cfg->range_base_gid)
+        return 0;
+    if (strcmp(name, XLREAPER_USER_RANGE_BASE))
+        name_one(w, "%sgroup %s (gid %lu) is every DM's gid "
+                    "(dm_gid_mode \"range-base\")",
+                 sep, name, (unsigned long)gid);
+    else if (members && members[0])
+        name_one(w, "%sgroup %s (gid %lu), every DM's gid, lists member "
+                    "%s%s",
+                 sep, name, (unsigned long)gid, members[0],
+                 members[1] ? " and more" : "");
+    return 0;
+}
+
+static int check_groups(xlreaper_ctx *ctx, report *r)
+{
+    const xlreaper_config *cfg = ctx->cfg;
+    unsigned long lo = (unsigned long)cfg->dm_uid_base + 1,
+                  hi = (unsigned long)cfg->dm_uid_base + xlreaper_max_domid();
+    group_walk *w = calloc(1, sizeof(*w));
+    int rc;
+
+    if (!w)
+        return XLREAPER_ERROR_NOMEM;
+    w->cfg = cfg;
+    rc = ctx->pw->each_group(ctx->pw_opaque, group_walk_one, w);
+    if (rc) {
+        LOGE(ERROR, "walking the group database");
+        free(w);
+        return rc;
+    }
+    if (w->found)
+        say(r, "group_range", false, "%s%s%s", w->named,
+            w->found > NAMED_MAX ? "; and more: " : "",
+            w->found > NAMED_MAX ? "see getent group" : "");
+    else if (cfg->dm_gid_mode == XLREAPER_GID_PER_DOMAIN)
+        say(r, "group_range", true,
+            "no group in gids %lu..%lu (per-domain: each DM's gid is its "
+            "uid)",
+            lo, hi);
+    else
+        say(r, "group_range", true,
+            "gid %lu (range-base, every DM's) is no other group's and "
+            "lists no member",
+            (unsigned long)cfg->range_base_gid);
+    free(w);
+    return 0;
+}
+
+/* ---------- what the wrapper execs ---------- */
+
+static void check_qemu(report *r, const char *path)
+{
+    struct stat st;
+    char *real;
+
+    if (stat(path, &st) < 0) {
+        say(r, "qemu_path", false, "%s: %s (the wrapper execs it for every "
+                                   "DM)",
+            path, strerror(errno));
+        return;
+    }
+    if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
+        say(r, "qemu_path", false, "%s is not an executable file", path);
+        return;
+    }
+    /* The wrapper refuses to exec itself: it would start again, until
+     * the lock or the busy uid stopped it. */
+    real = realpath(path, NULL);
+    if (real && !strcmp(basename(real), "qemu-dm-restrict")) {
+        say(r, "qemu_path", false, "%s is the wrapper qemu-dm-restrict: set "
+                                   "qemu_path to QEMU",
+            path);
+        free(real);
+        return;
+    }
+    if (real && strcmp(real, path))
+        say(r, "qemu_path", true, "%s (%s) is an executable file", path,
+            real);
+    else
+        say(r, "qemu_path", true, "%s is an executable file", path);
+    free(real);
+}
+
+/* ---------- the cgroup each DM joins ---------- */
+
+static void check_cgroup(report *r, const char *parent)
+{
+    char probe[PATH_MAX + 64], kill_file[PATH_MAX + 80];
+    struct statfs sfs;
+    struct stat st;
+    bool has_kill;
+
+    if (!parent) {
+        say(r, "cgroup_parent", true, "not set: no cgroup of its own for a "
+                                      "DM");
+        return;
+    }
+    if (stat(parent, &st) < 0 || statfs(parent, &sfs) < 0) {
+        say(r, "cgroup_parent", false, "%s: %s", parent, strerror(errno));
+        return;
+    }
+    if (!S_ISDIR(st.st_mode) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+        say(r, "cgroup_parent", false,
+            "%s is not a directory of a cgroup2 file system", parent);
+        return;
+    }
+    /* What the wrapper does for every DM, <parent>/dm-<domid>, under a
+     * name no DM has. */
+    snprintf(probe, sizeof(probe), "%s/xl-reaper-check.%ld", parent,
+             (long)getpid());
+    if (mkdir(probe, 0755) < 0) {
+        say(r, "cgroup_parent", false,
+            "cannot make a cgroup in %s: %s (the wrapper makes "
+            "%s/dm-DOMID for each DM)",
+            parent, strerror(errno), parent);
+        return;
+    }
+    snprintf(kill_file, sizeof(kill_file), "%s/cgroup.kill", probe);
+    has_kill = access(kill_file, W_OK) == 0;
+    if (rmdir(probe) < 0) {
+        say(r, "cgroup_parent", false, "made %s but cannot remove it: %s",
+            probe, strerror(errno));
+        return;
+    }
+    say(r, "cgroup_parent", true,
+        "%s: a cgroup2 directory; a cgroup was made in it and removed%s",
+        parent,
+        has_kill ? "" : " (no cgroup.kill, Linux < 5.14: the uid kill alone)");
+}
+
+/* ---------- the lock ---------- */
+
+/* Who but root may write dir: anyone who can make the lock file first
+ * (as their own) makes every lock attempt refuse it. */
+static bool others_write(const struct stat *st)
+{
+    return (st->st_mode & S_IWOTH) ||
+           ((st->st_mode & S_IWGRP) && st->st_gid != 0) || st->st_uid != 0;
+}
+
+static void check_lock(report *r, const char *lock)
+{
+    char *copy = strdup(lock), *dir, *updir = NULL;
+    struct stat st;
+
+    if (!copy) {
+        say(r, "lock_file", false, "%s: out of memory", lock);
+        return;
+    }
+    dir = dirname(copy);
+    if (lstat(lock, &st) == 0) {
+        /* As xlreaper_lock.c opens it: O_NOFOLLOW, and then only a
+         * root-owned regular file with one link. */
+        if (!S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_nlink != 1)
+            say(r, "lock_file", false,
+                "%s is not a root-owned regular file with one link: every "
+                "lock attempt would refuse it",
+                lock);
+        else if (stat(dir, &st) == 0 && others_write(&st))
+            say(r, "lock_file", false,
+                "%s is in %s, which others than root may write: anyone "
+                "could replace it and stall every reap",
+                lock, dir);
+        else
+            say(r, "lock_file", true, "%s exists, a root-owned file", lock);
+        goto out;
+    }
+    if (errno != ENOENT) {
+        say(r, "lock_file", false, "%s: %s", lock, strerror(errno));
+        goto out;
+    }
+    if (stat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            say(r, "lock_file", false, "%s: %s is not a directory", lock,
+                dir);
+        else if (access(dir, W_OK | X_OK) < 0)
+            say(r, "lock_file", false, "%s cannot be made in %s: %s", lock,
+                dir, strerror(errno));
+        else if (others_write(&st))
+            say(r, "lock_file", false,
+                "%s would be made in %s, which others than root may "
+                "write: anyone could make it first and stall every reap",
+                lock, dir);
+        else
+            say(r, "lock_file", true, "%s will be made (0600) in %s", lock,
+                dir);
+        goto out;
+    }
+    if (errno != ENOENT) {
+        say(r, "lock_file", false, "%s: %s", dir, strerror(errno));
+        goto out;
+    }
+    /* The lock makes its directory (0700), but not the one above. */
+    updir = strdup(dir);
+    if (!updir) {
+        say(r, "lock_file", false, "%s: out of memory", lock);
+        goto out;
+    }
+    if (stat(dirname(updir), &st) < 0 || !S_ISDIR(st.st_mode) ||
+        access(updir, W_OK | X_OK) < 0)
+        say(r, "lock_file", false,
+            "%s: neither %s nor a writable directory %s to make it in",
+            lock, dir, updir);
+    else if (others_write(&st))
+        say(r, "lock_file", false,
+            "%s: %s would be made in %s, which others than root may "
+            "write: anyone could make it first, and own the lock",
+            lock, dir, updir);
+    else
+        say(r, "lock_file", true, "%s will be made (0600) in %s, made "
+                                  "(0700) in %s",
+            lock, dir, updir);
+
+out:
+    free(updir);
+    free(copy);
+}
+
+int xlreaper_host_check(xlreaper_ctx *ctx, xlreaper_check_fn *fn, void *arg)
+{
+    const xlreaper_config *cfg = ctx->cfg;
+    report r = { fn, arg, 0 };
+    int rc;
+
+    if (!cfg || !fn)
+        return XLREAPER_ERROR_INVAL;
+    if (geteuid() == 0)
+        say(&r, "root", true, "running as root, as the wrapper and the "
+                              "daemon do");
+    else
+        say(&r, "root", false,
+            "running as uid %lu: the wrapper and the daemon run as root, "
+            "and what they may do is checked as root only",
+            (unsigned long)geteuid());
+    /* The load refused any clash; said again, so that "ok" shows it. */
+    say(&r, "passwd_range", true,
+        "no passwd user in uids %lu..%lu; the pet uid %lu is no user's",
+        (unsigned long)cfg->dm_uid_base + 1,
+        (unsigned long)cfg->dm_uid_base + xlreaper_max_domid(),
+        (unsigned long)cfg->reaper_uid);
+    rc = check_groups(ctx, &r);
+    if (rc)
+        return rc;
+    /* The kill's verification rests on the kernel count, which misses
+     * tasks of the range inside user namespaces mapped from these. */
+    if (cfg->subid_overlap)
+        say(&r, "subordinate_ids", false,
+            "%s: subordinate ids overlap the DM range: a task of a DM uid "
+            "inside a user namespace would escape the kernel count; move "
+            "the range or the subordinate ids",
+            cfg->subid_overlap);
+    else
+        say(&r, "subordinate_ids", true,
+            "no subordinate id of the range is handed out");
+    check_qemu(&r, cfg->qemu_path);
+    check_cgroup(&r, cfg->cgroup_parent);
+    check_lock(&r, cfg->lock_file);
+    return r.failed ? XLREAPER_ERROR_INVAL : 0;
+}

@@ -92,6 +92,30 @@ guest_cfg() {
 
 wrapper_line() { echo "device_model_override = \"$WRAPPER\""; }
 
+# stock_dm_shim FILE: writes FILE, a device model for libxl's own stock
+# path on this image: QEMU under libxl's command line, uid and limits,
+# but for two things Debian 13's QEMU 10 needs that libxl 4.20 does not
+# give it (images/4.20): RLIMIT_FSIZE raised to E2E_DM_FSIZE, and the
+# probe (the line without -xen-domid) run in a mount namespace with an
+# empty /var/run/xen, as qemu-dm-restrict runs it. libxl binds the
+# probe's QMP socket and then the DM's at the same path, qmp-libxl-D, and
+# QEMU unlinks its socket's path when it exits: a probe slower to exit
+# than libxl is to bind the DM's socket removes the DM's, and libxl's
+# next QMP connection, and xl create, fail (xlreaper_libxl_probe.c).
+stock_dm_shim() {
+    cat >"$1" <<EOS
+#!/bin/sh
+ulimit -f $((${E2E_DM_FSIZE:-262144} / 512))
+case " \$* " in
+*" -xen-domid "*) exec $QEMU "\$@" ;;
+esac
+exec unshare --mount --propagation private sh -c \\
+    'mount -t tmpfs -o mode=0700,size=4k e2e-probe /var/run/xen && exec "\$0" "\$@"' \\
+    $QEMU "\$@"
+EOS
+    chmod 755 "$1"
+}
+
 # dm_logs NAME: the ends of libxl's logs of the guest's probe and DM.
 dm_logs() {
     for _l in /var/log/xen/qemu-probe-$1.log /var/log/xen/qemu-dm-$1.log; do
@@ -121,6 +145,9 @@ xen_state() {
     dmesg >"$RUN/dmesg" 2>&1 || true
     diag "dom0 dmesg (last lines):"
     diag_tail "$RUN/dmesg" 12
+    # libxl connects to QEMU by the path of its QMP socket.
+    diag "/var/run/xen: $(ls -l /var/run/xen 2>&1 | awk 'NR > 1 { print $1, $NF }' |
+        tr '\n' ';')"
     diag "qemu processes: $(ps -eo pid,uid,stat,etimes,args |
         awk '/qemu-system/ && !/awk/ { $1 = $1; print }' | cut -c1-120 |
         tr '\n' ';')"

@@ -5,9 +5,11 @@
  * form the "installed" QEMU's -help offers, a bad or missing -xen-domid
  * and a mismatched -runas are refused, the pid stays the same (exec in
  * place), and it works after libxl's own preexec.  libxl 4.20's QEMU
- * option probe runs through unchanged as root with its QMP socket, and
- * its DM lines (-run-with chroot= and a second -run-with user=) pass as
- * 4.17's do, against a fake answering -help as QEMU 7.2 and 10.0 do.
+ * option probe runs through unchanged as root with its QMP socket (and
+ * its exit cannot unlink the DM's socket libxl binds at the same path
+ * next), and its DM lines (-run-with chroot= and a second -run-with
+ * user=) pass as 4.17's do, against a fake answering -help as QEMU 7.2
+ * and 10.0 do.
  * uid block: base 4200000 (domids 61..90).
  */
 #include <errno.h>
@@ -591,6 +593,54 @@ static void test_libxl_probe_runs_unchanged(void **state)
     close(qmp);
 }
 
+/*
+ * What libxl 4.20 does around the probe: it binds the probe's socket at
+ * <run dir>/qmp-libxl-<domid>, then, not waiting for the probe to exit,
+ * the DM's at the same path; the probe QEMU unlinks the path its socket
+ * was bound to when it exits.  The DM's socket must still be there under
+ * that name afterwards: libxl connects to the DM by it.
+ */
+static void test_libxl_probe_exit_keeps_dm_socket(void **state)
+{
+    fixture *f = *state;
+    int probe = qmp_socket(f, "qmp-libxl-70");
+    char path[4200], chardev[128], want[4400];
+    struct stat dm_st, st;
+    int dm;
+    run_result r;
+
+    /* libxl__pre_open_qmp_socket for the DM: unlink, bind anew. */
+    snprintf(path, sizeof(path), "%s/qmp-libxl-70", f->dir);
+    assert_int_equal(unlink(path), 0);
+    dm = qmp_socket(f, "qmp-libxl-70");
+    assert_int_equal(fstat(dm, &dm_st), 0);
+    snprintf(chardev, sizeof(chardev),
+             "socket,id=libxl-cmd,fd=%d,server=on,wait=off", probe);
+    char *const args[] = { PROBE_ARGS(chardev), NULL };
+
+    setenv("FAKE_QEMU_UNLINK", "1", 1);
+    run_wrapper(f, "10.0", args, &r);
+    unsetenv("FAKE_QEMU_UNLINK");
+    expect_ran(&r);
+    expect_same_fd(&r, probe);
+    /* The probe did try, as QEMU does, and found nothing to remove. */
+    snprintf(want, sizeof(want), "unlink=%s:%d", path, ENOENT);
+    if (!xlrt_has_line(r.out, want))
+        fail_msg("want '%s':\n%s", want, r.out);
+    /* The DM's socket still has its name, and it is the DM's. */
+    if (stat(path, &st) < 0)
+        fail_msg("the probe's exit removed the DM's socket %s", path);
+    assert_true(S_ISSOCK(st.st_mode));
+    assert_true(st.st_dev == dm_st.st_dev && st.st_ino == dm_st.st_ino);
+    /* Nothing of the probe's namespace reached ours: the directory is
+     * the one the test made, not a tmpfs. */
+    assert_int_equal(stat(f->dir, &st), 0);
+    assert_true(st.st_dev == dm_st.st_dev);
+    run_result_dispose(&r);
+    close(dm);
+    close(probe);
+}
+
 /* Only that exact line is the probe: anything else without -xen-domid
  * is refused as before, and QEMU never runs. */
 static void test_libxl_probe_shape_exact(void **state)
@@ -867,6 +917,7 @@ int main(void)
         T(test_busy_uid_refused),
         T(test_libxl_probe_runs_unchanged),
         T(test_libxl_probe_shape_exact),
+        T(test_libxl_probe_exit_keeps_dm_socket),
         T(test_libxl420_dm_line),
         T(test_run_with_added),
         T(test_run_with_refused),

@@ -474,9 +474,14 @@ int xlreaper_libxl_probe_line(char *const argv[], int *fd_r);
 /*
  * Execs path in this process with argv[1..] of a probe line unchanged
  * (argv[0] becomes path), as root, with 0-2 and N the only descriptors
- * left open (N as it is: libxl's comes without close-on-exec).  No uid, chroot or limit: the
- * probe runs no guest.  Returns only on failure: _INVAL (not a probe
- * line, N not open), _FAIL (closing, execve), logged.
+ * left open (N as it is: libxl's comes without close-on-exec).  No uid,
+ * chroot or limit: the probe runs no guest.  It runs in a mount
+ * namespace of its own with an empty tmpfs over the directory of N's
+ * socket path, so that QEMU's unlink of that path at exit cannot remove
+ * the DM's socket libxl binds there next (xlreaper_libxl_probe.c); if
+ * that namespace cannot be made it says so and runs without.  Returns
+ * only on failure: _INVAL (not a probe line, N not open), _FAIL
+ * (closing, execve), logged.
  */
 int xlreaper_libxl_probe_exec(xlreaper_ctx *ctx, const char *path,
                               char *const argv[]);

@@ -59,6 +59,7 @@ typedef struct {
     bool forks_move;
     pid_t procs[8]; /* ours to kill and wait for */
     unsigned nprocs;
+    const char *setid_roots[2]; /* the setid walk: this fixture's dir */
     pid_t nursery;       /* ours to stop, after reaping... */
     uint32_t reap_domid; /* ...this domid's uid, if not 0 */
     xlreaper_audit_result res;
@@ -125,6 +126,10 @@ static int setup(void **state)
     f->h.forks = hook_forks;
     f->h.opaque = f;
     f->h.sweep_max_domid = SWEEP_MAX;
+    /* The setid walk of the whole host (test_audit_setid.c) takes
+     * seconds; here it walks the fixture only. */
+    f->setid_roots[0] = f->dir;
+    f->h.setid_roots = f->setid_roots;
     f->live[f->nlive++] = LIVE;
     xlreaper_audit_result_init(&f->res);
     *state = f;

@@ -1,7 +1,8 @@
 /*
  * xl_reaper_cmd_audit.c - `xl-reaper audit [--tap|--json] [--fix]
- * [--probe-all] [--xenstore-timeout MS]`: is every DM jailed, is every
- * dead domain's uid empty?  Changes nothing unless --fix.
+ * [--probe-all] [--xenstore-timeout MS] [--setid-timeout MS]`: is every
+ * DM jailed, is every dead domain's uid empty, does no set-id file lead
+ * back into the range?  Changes nothing unless --fix.
  *
  * Exit codes (not the other commands' ones; test harnesses rely on
  * them): 0 every check passed, 1 a violation, 2 could not check (bad
@@ -199,6 +200,7 @@ int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
         { "fix", no_argument, NULL, 'f' },
         { "probe-all", no_argument, NULL, 'p' },
         { "xenstore-timeout", required_argument, NULL, 'x' },
+        { "setid-timeout", required_argument, NULL, 's' },
         { NULL, 0, NULL, 0 },
     };
     xlreaper_audit_opts ao;
@@ -209,7 +211,7 @@ int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
     int opt, rc, ret;
 
     xlreaper_audit_opts_init(&ao);
-    while ((opt = getopt_long(argc, argv, "+:tjfpx:", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+:tjfpx:s:", opts, NULL)) != -1) {
         switch (opt) {
         case 't':
             tap = true;
@@ -230,6 +232,15 @@ int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
                                                 "a number of ms, 1..600000",
                                        optarg);
             ao.xenstore_timeout_ms = (unsigned)v;
+            break;
+        case 's':
+            v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 0 || v > 3600000)
+                return xlr_usage_error("audit", "--setid-timeout '%s': "
+                                                "a number of ms, 0..3600000 "
+                                                "(0: no set-id walk)",
+                                       optarg);
+            ao.setid_timeout_ms = (unsigned)v;
             break;
         default:
             return xlr_option_error("audit", opt, argv);

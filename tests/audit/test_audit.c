@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -109,6 +110,7 @@ static int setup(void **state)
     assert_true(asprintf(&conf,
                          "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
                          "reap_timeout_ms = 5000\nnproc_limit = 64\n"
+                         "lock_timeout_ms = 300\n"
                          "chroot_base = \"%s\"\n",
                          BASE, f->dir, f->dir) > 0);
     f->ctx = xlrt_ctx(f->dir, conf);
@@ -771,6 +773,45 @@ static void test_helper_in_passing(void **state)
     expect_only_failures(res, none);
 }
 
+/* One of root's helpers that outstays every look (a probe the host is
+ * too slow to finish), while the kernel cannot be asked (the lock is
+ * held elsewhere): the audit cannot tell, which is no failed cleanup. */
+static void test_helper_while_kernel_untold(void **state)
+{
+    fx *f = *state;
+    const xlreaper_audit_result *res;
+    char *lockf;
+    int fd;
+    pid_t h = fork();
+
+    assert_true(h >= 0);
+    if (h == 0) {
+        uid_t u = BASE + DEAD;
+        if (syscall(SYS_setgroups, 0, NULL) ||
+            syscall(SYS_setresgid, u, u, 0) || syscall(SYS_setresuid, u, u, 0))
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    f->procs[f->nprocs++] = h;
+    for (unsigned i = 0; xlrt_kernel_count(BASE + DEAD) < 1; i++) {
+        assert_true(i < 10000); /* it never took the uid */
+        usleep(500);
+    }
+    assert_true(asprintf(&lockf, "%s/lock", f->dir) > 0);
+    fd = open(lockf, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    assert_true(fd >= 0);
+    assert_int_equal(flock(fd, LOCK_EX), 0);
+    res = run(f, 0);
+    close(fd);
+    free(lockf);
+    expect(res, "leftover", DEAD, UNKNOWN,
+           "showed only root's helpers (saved uid 0) in /proc, and the "
+           "kernel could not be asked");
+    for (unsigned i = 0; i < res->num; i++)
+        assert_int_not_equal(res->checks[i].status, XLREAPER_AUDIT_FAIL);
+}
+
 static void test_leftover_under_dead_uid(void **state)
 {
     fx *f = *state;
@@ -1237,26 +1278,54 @@ static void test_cli_exit_codes_and_formats(void **state)
 
 /* ---------- the osstest step ---------- */
 
-static int ts(fx *f, const char *xl_reaper, char **out_r)
+/*
+ * tools/xl-hooks/ts-xl-reaper-audit, a Perl step on Osstest.pm, run
+ * against the stub Osstest tree in tests/osstest/stub: the same calls,
+ * but target_cmd_output_root runs its command here instead of over
+ * ssh, so the step audits this machine for real.  Its exit status
+ * (osstest only looks at zero or not) and its log are checked.
+ */
+static int ts(fx *f, const char *xl_reaper, const char *timeout,
+              char **out_r)
 {
-    char *env[6], *argv[] = { "/bin/sh", "tools/xl-hooks/ts-xl-reaper-audit",
+    char *env[4], *argv[] = { "/usr/bin/perl", "-Itests/osstest/stub",
+                              "tools/xl-hooks/ts-xl-reaper-audit",
                               "host=localhost", "after-start", NULL };
     int status;
 
-    assert_true(asprintf(&env[0], "OSSTEST_XL_REAPER=%s", xl_reaper) > 0);
-    assert_true(asprintf(&env[1], "OSSTEST_STASH=%s", f->dir) > 0);
-    env[2] = "XLR_AUDIT_RUN=env";
+    assert_true(asprintf(&env[0], "OSSTEST_STUB_RUNVAR_xlreaper_command=%s",
+                         xl_reaper) > 0);
+    assert_true(asprintf(&env[1], "OSSTEST_STUB_STASH=%s", f->dir) > 0);
+    assert_true(asprintf(&env[2],
+                         "OSSTEST_STUB_RUNVAR_xlreaper_audit_timeout=%s",
+                         timeout ? timeout : "600") > 0);
     env[3] = NULL;
     for (int i = 0; env[i]; i++)
         putenv(env[i]);
-    status = xlrt_run(argv, out_r, NULL);
-    unsetenv("OSSTEST_XL_REAPER");
-    unsetenv("OSSTEST_STASH");
-    unsetenv("XLR_AUDIT_RUN");
-    free(env[0]);
-    free(env[1]);
+    /* The log is on stderr, as osstest's logm writes it. */
+    status = xlrt_run(argv, NULL, out_r);
+    unsetenv("OSSTEST_STUB_RUNVAR_xlreaper_command");
+    unsetenv("OSSTEST_STUB_STASH");
+    unsetenv("OSSTEST_STUB_RUNVAR_xlreaper_audit_timeout");
+    for (int i = 0; env[i]; i++)
+        free(env[i]);
     assert_true(WIFEXITED(status));
     return WEXITSTATUS(status);
+}
+
+static void test_ts_compiles(void **state)
+{
+    char *argv[] = { "/usr/bin/perl", "-c", "-Itests/osstest/stub",
+                     "tools/xl-hooks/ts-xl-reaper-audit", NULL };
+    char *err;
+    int status;
+
+    (void)state;
+    status = xlrt_run(argv, NULL, &err);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+        !strstr(err, "syntax OK"))
+        fail_msg("perl -c: status %d: %s", status, err);
+    free(err);
 }
 
 static void test_ts_script(void **state)
@@ -1267,11 +1336,12 @@ static void test_ts_script(void **state)
     snprintf(cmd, sizeof(cmd), "%s/bin/xl-reaper -c %s/xl-reaper.conf",
              xlrt_build_dir(), f->dir);
     /* No Xen here: the audit could not check, and the step fails. */
-    assert_int_equal(ts(f, cmd, &out), 1);
-    assert_non_null(strstr(out, "audit exited 2"));
-    assert_non_null(strstr(out, "audit: not ok 1 - live_domains"));
+    assert_int_not_equal(ts(f, cmd, NULL, &out), 0);
+    assert_non_null(strstr(out, "audit on localhost (after-start) exited 2"));
+    assert_non_null(strstr(out, "Z audit: not ok 1 - live_domains"));
     assert_non_null(strstr(out, "FAILURE: localhost (after-start): the "
                                 "audit could not check everything"));
+    assert_null(strstr(out, "BROKEN"));
     free(out);
     assert_true(asprintf(&tap,
                          "%s/localhost--xl-reaper-audit-after-start"
@@ -1279,12 +1349,20 @@ static void test_ts_script(void **state)
                          f->dir) > 0);
     assert_int_equal(access(tap, R_OK), 0);
 
+    /* A violation; the TAP of the first run is kept, not overwritten. */
     start_task(f, BASE, false);
-    assert_int_equal(ts(f, cmd, &out), 1);
+    assert_int_not_equal(ts(f, cmd, NULL, &out), 0);
     assert_non_null(strstr(out, "the audit found violations"));
     assert_non_null(strstr(out, "reaper_idle"));
     free(out);
     stop_procs(f);
+    free(tap);
+    assert_true(asprintf(&tap,
+                         "%s/localhost--xl-reaper-audit-after-start"
+                         ".tap+",
+                         f->dir) > 0);
+    assert_int_equal(access(tap, R_OK), 0);
+    free(tap);
 
     /* What a host that passes says, and a TAP cut short. */
     fake = xlrt_write_file(f->dir, "pass.sh",
@@ -1292,19 +1370,41 @@ static void test_ts_script(void **state)
                            "echo 'ok 1 - a'; echo 'ok 2 - b';"
                            "echo '# audit: PASS: 0 violations'; exit 0\n");
     snprintf(cmd, sizeof(cmd), "/bin/sh %s", fake);
-    assert_int_equal(ts(f, cmd, &out), 0);
-    assert_non_null(strstr(out, "localhost: every DM jailed"));
+    assert_int_equal(ts(f, cmd, NULL, &out), 0);
+    assert_non_null(strstr(out, "localhost (after-start): every DM jailed"));
+    assert_non_null(strstr(out, "(after-start): PASS: 0 violations"));
     free(out);
     free(fake);
     fake = xlrt_write_file(f->dir, "cut.sh",
                            "echo 'TAP version 13'; echo 1..3;"
                            "echo 'ok 1 - a'; exit 0\n");
     snprintf(cmd, sizeof(cmd), "/bin/sh %s", fake);
-    assert_int_equal(ts(f, cmd, &out), 1);
+    assert_int_not_equal(ts(f, cmd, NULL, &out), 0);
     assert_non_null(strstr(out, "TAP plan 1..3 but 1 test lines"));
     free(out);
     free(fake);
-    free(tap);
+
+    /* Not the audit's verdict, but a host or a command that does not
+     * answer: broken, not failed. */
+    fake = xlrt_write_file(f->dir, "odd.sh", "echo 'TAP version 13'; exit 7\n");
+    snprintf(cmd, sizeof(cmd), "/bin/sh %s", fake);
+    assert_int_not_equal(ts(f, cmd, NULL, &out), 0);
+    assert_non_null(strstr(out, "BROKEN: localhost (after-start): "
+                                "unexpected exit 7"));
+    free(out);
+    free(fake);
+    fake = xlrt_write_file(f->dir, "slow.sh", "exec sleep 30\n");
+    snprintf(cmd, sizeof(cmd), "/bin/sh %s", fake);
+    assert_int_not_equal(ts(f, cmd, "1", &out), 0);
+    assert_non_null(strstr(out, "BROKEN: localhost (after-start): could not "
+                                "run the audit: status (timed out)"));
+    free(out);
+    free(fake);
+
+    /* The command goes into a shell on the host: nothing else does. */
+    assert_int_not_equal(ts(f, "xl-reaper; rm -rf /", NULL, &out), 0);
+    assert_non_null(strstr(out, "unsafe characters"));
+    free(out);
 }
 
 int main(void)
@@ -1323,6 +1423,7 @@ int main(void)
         T(test_xen_descriptors),
         T(test_chroot),
         T(test_leftover_under_dead_uid),
+        T(test_helper_while_kernel_untold),
         T(test_domain_born_during_audit),
         T(test_zombie_leftover),
         T(test_fix_reaps),
@@ -1339,6 +1440,7 @@ int main(void)
         T(test_fork_racer_found),
         T(test_stopper_found),
         T(test_cli_exit_codes_and_formats),
+        cmocka_unit_test(test_ts_compiles),
         T(test_ts_script),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

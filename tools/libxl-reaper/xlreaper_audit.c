@@ -536,6 +536,11 @@ static int check_cmdline(audit *a, const dm_proc *p,
     if (!n)
         return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
                    "empty command line: no -xen-domid to match the uid");
+    if (cl->ambiguous)
+        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
+                   "an option of its command line follows an option that "
+                   "may take it as its value: what QEMU took cannot be "
+                   "told (the wrapper refuses such a line)");
     if (!cl->ndomid)
         return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
                    "no -xen-domid on its command line: a process under "
@@ -1187,6 +1192,17 @@ static int fix_uid(audit *a, uint32_t domid, xlreaper_audit_check *c)
     return 0;
 }
 
+/* Whether a pass saw a task of uid that is not one of root's helpers. */
+static bool bucket_has_real(const audit *a, uid_t uid)
+{
+    for (unsigned i = 0; i < a->tasks.num; i++) {
+        const xlreaper_task *t = &a->tasks.tasks[i].t;
+        if (task_has_uid(t, uid) && t->suid != 0)
+            return true;
+    }
+    return false;
+}
+
 static int leftover(audit *a, uint32_t domid, uid_t uid, const bucket *b,
                     unsigned *found)
 {
@@ -1201,6 +1217,16 @@ static int leftover(audit *a, uint32_t domid, uid_t uid, const bucket *b,
         return prc;
     if (!prc && !busy)
         return 0;
+    /* The kernel could not be asked (the lock not had in time, a probe
+     * that failed), and /proc showed only root's helpers, which no DM
+     * task can be (saved uid 0): nothing here proves a failed cleanup,
+     * nor that there is none.  A real task seen stays a violation. */
+    if (prc && !bucket_has_real(a, uid))
+        return ADD(a, "leftover", domid, uid, 0, XLREAPER_AUDIT_UNKNOWN,
+                   "domid %u is not live; its uid %lu showed only root's "
+                   "helpers (saved uid 0) in /proc, and the kernel could "
+                   "not be asked for its count: %s",
+                   domid, (unsigned long)uid, xlreaper_strerror(prc));
     prc = probe_count(a, uid, &count);
     if (prc == XLREAPER_ERROR_NOMEM)
         return prc;
@@ -1221,6 +1247,9 @@ static int leftover(audit *a, uint32_t domid, uid_t uid, const bucket *b,
                  domid, count, count == 1 ? "" : "s", (unsigned long)uid);
     if (rc)
         return rc;
+    /* For the metrics: how many tasks a dead domain left. */
+    a->res->checks[a->res->num - 1].tasks =
+        !prc && count > b->tasks ? count : b->tasks;
     (*found)++;
     if (a->opts->flags & XLREAPER_AUDIT_FIX)
         return fix_uid(a, domid, &a->res->checks[a->res->num - 1]);

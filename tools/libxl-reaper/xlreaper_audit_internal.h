@@ -152,11 +152,14 @@ typedef struct {
     unsigned nuser; /* uid switches seen */
     char user_buf[64];
     bool libxl_probe; /* exactly libxl 4.20's QEMU option probe */
+    bool ambiguous;   /* an option read here follows one that may take
+                       * it as its value (xlreaper_qemu_args.c) */
 } xlreaper__audit_cmdline;
 
 /* Parses NUL-separated argv text (len bytes, need not end in NUL), the
  * way QEMU would read it: libxl 4.17's -chroot/-runas and 4.20's
- * -run-with chroot=/user= alike.  Always succeeds; what it could not
+ * -run-with chroot=/user= alike; argv[0] is the program, and an option
+ * read takes the next argument as its value, whatever it is.  Always succeeds; what it could not
  * read is flagged in out. */
 _hidden void xlreaper__audit_parse_cmdline(const char *text, size_t len,
                                            xlreaper__audit_cmdline *out);

@@ -120,7 +120,9 @@ int xlreaper__audit_parse_status(const char *text, size_t len,
     if (!(p = xlreaper__status_field(text, end, "Groups", &eol)))
         return XLREAPER_ERROR_INVAL;
     for (;;) {
-        while (p < eol && *p == ' ')
+        /* Blanks as numbers() skips them: a tab skipped there but not
+         * here would never be passed (found by tests/fuzz). */
+        while (p < eol && (*p == ' ' || *p == '\t'))
             p++;
         if (p >= eol)
             break;
@@ -385,8 +387,11 @@ void xlreaper__audit_parse_cmdline(const char *text, size_t len,
                                    xlreaper__audit_cmdline *out)
 {
     const char *end = text + len, *p = text;
-    const char *prev = NULL;
-    size_t prev_len = 0;
+    /* What the argument before was: an option whose value this one is
+     * (as QEMU reads them: xlreaper_qemu_args.c), an option we do not
+     * know, or neither. */
+    xlreaper__qemu_opt pending = XLREAPER__QOPT_NONE;
+    bool after_unknown = false;
     char *argv[PROBE_ARGC + 1];
     unsigned argc = 0;
     bool argv_ok = true;
@@ -395,15 +400,15 @@ void xlreaper__audit_parse_cmdline(const char *text, size_t len,
     while (p < end) {
         const char *nul = memchr(p, '\0', (size_t)(end - p));
         size_t alen = nul ? (size_t)(nul - p) : (size_t)(end - p);
+        xlreaper__qemu_opt kind;
 
         /* The probe is matched on whole, NUL-ended arguments only. */
         if (argc < PROBE_ARGC && nul)
             argv[argc] = (char *)p;
         else
             argv_ok = false;
-        argc++;
 
-        if (prev && arg_is(prev, prev_len, "-xen-domid")) {
+        if (pending == XLREAPER__QOPT_XEN_DOMID) {
             unsigned long v;
             if (xlreaper__audit_parse_ulong(p, alen, xlreaper_max_domid(),
                                             &v) ||
@@ -415,23 +420,37 @@ void xlreaper__audit_parse_cmdline(const char *text, size_t len,
                 out->domid = (uint32_t)v;
             }
             out->ndomid++;
-        } else if (prev && arg_is(prev, prev_len, "-chroot")) {
+        } else if (pending == XLREAPER__QOPT_CHROOT) {
             out->chroot = p;
             out->chroot_len = alen;
             out->chroot_run_with = false;
-        } else if (prev && arg_is(prev, prev_len, "-runas")) {
+        } else if (pending == XLREAPER__QOPT_RUNAS) {
             set_user(out, p, alen, false);
-        } else if (prev && arg_is(prev, prev_len, "-run-with")) {
+        } else if (pending == XLREAPER__QOPT_RUN_WITH) {
             parse_run_with(p, alen, out);
         }
-        if (arg_is(p, alen, "-xen-domid-restrict"))
-            out->restrict_opt = true;
-        prev = p;
-        prev_len = alen;
+        if (pending != XLREAPER__QOPT_NONE) {
+            /* A value, whatever it looks like. */
+            pending = XLREAPER__QOPT_NONE;
+            after_unknown = false;
+        } else if (argc) {
+            kind = xlreaper__qemu_opt_kind(p, alen);
+            if (arg_is(p, alen, "-xen-domid-restrict"))
+                out->restrict_opt = true;
+            if (kind >= XLREAPER__QOPT_XEN_DOMID) {
+                /* An option we read, after one that may take it: QEMU
+                 * may not see it as an option at all. */
+                if (after_unknown)
+                    out->ambiguous = true;
+                pending = kind;
+            }
+            after_unknown = kind == XLREAPER__QOPT_UNKNOWN;
+        }
+        argc++;
         p += alen + 1;
     }
     /* A -xen-domid as the last argument has no value. */
-    if (prev && arg_is(prev, prev_len, "-xen-domid")) {
+    if (pending == XLREAPER__QOPT_XEN_DOMID) {
         out->domid_bad = true;
         out->ndomid++;
     }

@@ -97,6 +97,7 @@ int xlreaper__audit_add(xlreaper_audit_result *res, const char *name,
     c->pid = pid;
     c->status = status;
     c->fixed = false;
+    c->tasks = 0;
     c->reason = reason;
     return 0;
 }

@@ -29,6 +29,8 @@ typedef enum {
     KEY_ENUM,     /* string from choices[], stored as its index */
     KEY_BOOL,     /* 0 or 1 */
     KEY_U64,      /* uint64_t field, min..max (rlimits) */
+    KEY_PROM,     /* a textfile-collector file: absolute, *.prom; ""
+                   * for none (NULL) */
 } key_type;
 
 typedef struct {
@@ -58,6 +60,7 @@ _Static_assert(RL_NUM <= XLREAPER_MAX_RLIMITS, "rlimits[] too small");
 #define F(field) offsetof(xlreaper_config, field)
 #define UNSIGNED(k, field, lo, hi) { k, KEY_UNSIGNED, F(field), lo, hi, NULL }
 #define PATH(k, field) { k, KEY_PATH, F(field), 0, 0, NULL }
+#define PROM(k, field) { k, KEY_PROM, F(field), 0, 0, NULL }
 #define ENUM(k, field, ch) { k, KEY_ENUM, F(field), 0, 0, ch }
 #define BOOL(k, field) { k, KEY_BOOL, F(field), 0, 1, NULL }
 #define U64(k, field, lo, hi) { k, KEY_U64, F(field), lo, hi, NULL }
@@ -89,11 +92,13 @@ static const key_spec keys[] = {
     PATH("cgroup_parent", cgroup_parent),
     PATH("qemu_path", qemu_path),
     UNSIGNED("sweep_interval_s", sweep_interval_s, 1, 86400),
+    PROM("metrics_file", metrics_file),
 };
 
 #undef F
 #undef UNSIGNED
 #undef PATH
+#undef PROM
 #undef ENUM
 #undef BOOL
 #undef U64
@@ -138,7 +143,8 @@ int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
         n = snprintf(buf, size, "\"%s\"",
                      k->choices[*(const int *)field]);
         break;
-    case KEY_PATH: {
+    case KEY_PATH:
+    case KEY_PROM: {
         const char *v = *(const char *const *)field;
         if (!v) {
             if (size)
@@ -183,6 +189,9 @@ int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
 #define DEFAULT_CHROOT_BASE "/var/run/xen"
 #define DEFAULT_QEMU_PATH "/usr/libexec/xen-qemu-system-i386"
 #define DEFAULT_SWEEP_INTERVAL_S 60
+/* Where Debian's prometheus-node-exporter reads textfiles
+ * (--collector.textfile.directory in /etc/default/prometheus-node-exporter). */
+#define DEFAULT_METRICS_FILE "/var/lib/prometheus/node-exporter/xl-reaper.prom"
 
 void xlreaper__config_init(xlreaper_config *cfg)
 {
@@ -211,7 +220,7 @@ void xlreaper__config_init(xlreaper_config *cfg)
 void xlreaper__config_dispose(xlreaper_config *cfg)
 {
     for (size_t i = 0; i < NUM_KEYS; i++) {
-        if (keys[i].type == KEY_PATH) {
+        if (keys[i].type == KEY_PATH || keys[i].type == KEY_PROM) {
             char **p = (char **)((char *)cfg + keys[i].offset);
             free(*p);
             *p = NULL;
@@ -228,7 +237,9 @@ static int set_default_strings(xlreaper_config *cfg)
     cfg->lock_file = strdup(XLREAPER_DEFAULT_LOCK_FILE);
     cfg->chroot_base = strdup(DEFAULT_CHROOT_BASE);
     cfg->qemu_path = strdup(DEFAULT_QEMU_PATH);
-    return cfg->lock_file && cfg->chroot_base && cfg->qemu_path
+    cfg->metrics_file = strdup(DEFAULT_METRICS_FILE);
+    return cfg->lock_file && cfg->chroot_base && cfg->qemu_path &&
+                   cfg->metrics_file
                ? 0
                : XLREAPER_ERROR_NOMEM;
 }
@@ -444,6 +455,30 @@ static unsigned key_line(const key_walk *w, const char *key)
     return 0;
 }
 
+/* NAME.prom, NAME not empty. */
+static bool prom_name_ok(const char *s)
+{
+    const char *base = strrchr(s, '/') + 1;
+    size_t n = strlen(base);
+
+    return n > 5 && !strcmp(base + n - 5, ".prom");
+}
+
+/*
+ * A string value `check` can print back as it was read: printable
+ * ASCII, no quote, no backslash.  libxlutil takes backslash escapes
+ * ("\"", "\n", ...) which `check` would print unescaped, and control
+ * characters or bytes that are not UTF-8 would reach its JSON; no path
+ * of ours needs them (found by tests/fuzz).
+ */
+static bool printable(const char *s)
+{
+    for (; *s; s++)
+        if (*s < 0x20 || *s > 0x7e || *s == '"' || *s == '\\')
+            return false;
+    return true;
+}
+
 /* Reads one key's value into cfg (or *want_* for uids). */
 static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
                     const key_walk *w, const key_spec *k,
@@ -482,11 +517,19 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
         return 0;
 
     case KEY_PATH:
+    case KEY_PROM:
     case KEY_ENUM:
         e = xlu_cfg_get_string(xlu, k->key, &s, 1);
         if (e) {
             LOG(ERROR, "%s:%u: %s must be a quoted string", w->path, line,
                 k->key);
+            return XLREAPER_ERROR_INVAL;
+        }
+        if (!printable(s)) {
+            LOG(ERROR,
+                "%s:%u: %s must be printable ASCII without quotes or "
+                "backslashes",
+                w->path, line, k->key);
             return XLREAPER_ERROR_INVAL;
         }
         if (k->type == KEY_ENUM) {
@@ -500,9 +543,23 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
                 w->path, line, k->key, s);
             return XLREAPER_ERROR_INVAL;
         }
+        if (k->type == KEY_PROM && !s[0]) {
+            char **field = (char **)((char *)cfg + k->offset);
+            free(*field);
+            *field = NULL; /* "": none */
+            return 0;
+        }
         if (s[0] != '/' || strlen(s) >= PATH_MAX) {
             LOG(ERROR, "%s:%u: %s must be an absolute path", w->path, line,
                 k->key);
+            return XLREAPER_ERROR_INVAL;
+        }
+        if (k->type == KEY_PROM && !prom_name_ok(s)) {
+            LOG(ERROR,
+                "%s:%u: %s = \"%s\": the file name must end in .prom "
+                "(node_exporter's textfile collector reads no other), or "
+                "be \"\" for no metrics file",
+                w->path, line, k->key, s);
             return XLREAPER_ERROR_INVAL;
         } else {
             char **field = (char **)((char *)cfg + k->offset);
@@ -591,16 +648,13 @@ out:
     return rc;
 }
 
-int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
+int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
+                               const char *text, size_t len)
 {
     xlreaper_config *cfg;
-    char *text = NULL;
-    size_t len = 0;
     long want_base = -1, want_reaper = -1;
     int rc;
 
-    if (!path)
-        path = XLREAPER_DEFAULT_CONFIG;
     cfg = malloc(sizeof(*cfg));
     if (!cfg)
         return XLREAPER_ERROR_NOMEM;
@@ -609,17 +663,7 @@ int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
     if (rc)
         goto out;
 
-    rc = read_config_text(ctx, path, &text, &len);
-    if (rc < 0)
-        goto out;
-    if (rc == 1) {
-        if (flags & XLREAPER_CONFIG_MUST_EXIST) {
-            LOG(ERROR, "%s: config file does not exist", path);
-            rc = XLREAPER_ERROR_INVAL;
-            goto out;
-        }
-        LOG(DEBUG, "%s absent: using the defaults", path);
-    } else {
+    if (text) {
         cfg->path = strdup(path);
         if (!cfg->path) {
             rc = XLREAPER_ERROR_NOMEM;
@@ -650,6 +694,28 @@ out:
         xlreaper__config_dispose(cfg);
         free(cfg);
     }
+    return rc;
+}
+
+int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
+{
+    char *text = NULL;
+    size_t len = 0;
+    int rc;
+
+    if (!path)
+        path = XLREAPER_DEFAULT_CONFIG;
+    rc = read_config_text(ctx, path, &text, &len);
+    if (rc < 0)
+        return rc;
+    if (rc == 1) {
+        if (flags & XLREAPER_CONFIG_MUST_EXIST) {
+            LOG(ERROR, "%s: config file does not exist", path);
+            return XLREAPER_ERROR_INVAL;
+        }
+        LOG(DEBUG, "%s absent: using the defaults", path);
+    }
+    rc = xlreaper__config_load_text(ctx, path, text, len);
     free(text);
     return rc;
 }

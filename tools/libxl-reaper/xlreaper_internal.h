@@ -88,6 +88,14 @@ _hidden void xlreaper__config_dispose(xlreaper_config *cfg);
 _hidden int xlreaper__uid_settle(xlreaper_ctx *ctx, xlreaper_config *cfg,
                                  long want_base, long want_reaper);
 
+/*
+ * xlreaper_config_load after the file is read: text (len bytes, need
+ * not end in NUL) as the file at path says it, or NULL for an absent
+ * file (the defaults).  Also the fuzzers' way in (tests/fuzz/).
+ */
+_hidden int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
+                                       const char *text, size_t len);
+
 /* Sets cfg->subid_overlap from /etc/subuid and /etc/subgid.  0. */
 _hidden int xlreaper__subid_check(xlreaper_ctx *ctx, xlreaper_config *cfg);
 
@@ -341,6 +349,24 @@ typedef enum {
     XLREAPER__QEMU_FORM_RUN_WITH, /* -run-with user=uid:gid / chroot=dir */
 } xlreaper__qemu_form;
 
+/* What an argument of a QEMU command line is, as far as we read it. */
+typedef enum {
+    XLREAPER__QOPT_NONE = 0,  /* no option: a value or an image */
+    XLREAPER__QOPT_FLAG,      /* an option known to take no value */
+    XLREAPER__QOPT_UNKNOWN,   /* an option that may take the next one */
+    XLREAPER__QOPT_XEN_DOMID, /* these take the next one as value: */
+    XLREAPER__QOPT_RUNAS,
+    XLREAPER__QOPT_RUN_WITH,
+    XLREAPER__QOPT_CHROOT,
+    XLREAPER__QOPT_INCOMING,
+    XLREAPER__QOPT_FDS, /* -chardev, -netdev, ...: may name fds */
+} xlreaper__qemu_opt;
+
+/* Which one arg (len bytes, -opt or --opt) is (xlreaper_qemu_args.c
+ * says why a read option after an _UNKNOWN one is refused). */
+_hidden xlreaper__qemu_opt xlreaper__qemu_opt_kind(const char *arg,
+                                                   size_t len);
+
 /* Distinct -run-with keys a line may give (QEMU 10.1 knows 4). */
 #define XLREAPER__MAX_RUN_WITH_KEYS 8
 
@@ -369,7 +395,8 @@ typedef struct {
  * -run-with user= and -chroot / -run-with chroot=.  A malformed or
  * ambiguous one (a descriptor that is not a plain number, two uid
  * switches, -run-with more than twice or a key of it twice, user or
- * chroot without a value) is refused: 0, or _INVAL logged with domid.
+ * chroot without a value, an option read here right after an option
+ * that may take it as its value) is refused: 0, or _INVAL logged with domid.
  */
 _hidden int xlreaper__qemu_cmdline_parse(xlreaper_ctx *ctx, uint32_t domid,
                                          char *const argv[],

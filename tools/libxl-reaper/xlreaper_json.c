@@ -20,6 +20,23 @@ static const char *outcome_name(xlreaper_outcome o)
 
 #define STR(g, s) yajl_gen_string((g), (const unsigned char *)(s), strlen(s))
 
+/*
+ * A string a task chose (its name) or that came with it: yajl escapes
+ * control characters but copies other bytes as they are, and a byte
+ * above 0x7f that is not UTF-8 makes the event invalid JSON (found by
+ * tests/fuzz).  Printable ASCII only, '?' for the rest, as the reap's
+ * messages show names.
+ */
+static void gen_printable(yajl_gen g, const char *s, size_t max)
+{
+    char buf[64];
+    size_t n = strnlen(s, max < sizeof(buf) ? max : sizeof(buf));
+
+    for (size_t i = 0; i < n; i++)
+        buf[i] = s[i] >= 0x20 && s[i] < 0x7f ? s[i] : '?';
+    yajl_gen_string(g, (const unsigned char *)buf, n);
+}
+
 static void gen_tasks(yajl_gen g, const char *key,
                       const xlreaper_task_list *l)
 {
@@ -29,6 +46,9 @@ static void gen_tasks(yajl_gen g, const char *key,
         const xlreaper_task *t = &l->tasks[i];
         char state[2] = { t->state, '\0' };
 
+        if (state[0] < 0x20 || state[0] >= 0x7f)
+            state[0] = '?';
+
         yajl_gen_map_open(g);
         STR(g, "pid");
         yajl_gen_integer(g, t->tid);
@@ -37,7 +57,7 @@ static void gen_tasks(yajl_gen g, const char *key,
         STR(g, "state");
         STR(g, state);
         STR(g, "comm");
-        STR(g, t->comm);
+        gen_printable(g, t->comm, sizeof(t->comm));
         STR(g, "uids");
         yajl_gen_array_open(g);
         yajl_gen_integer(g, t->ruid);
@@ -47,7 +67,7 @@ static void gen_tasks(yajl_gen g, const char *key,
         yajl_gen_array_close(g);
         if (t->wchan[0]) {
             STR(g, "wchan");
-            STR(g, t->wchan);
+            gen_printable(g, t->wchan, sizeof(t->wchan));
         }
         yajl_gen_map_close(g);
     }

@@ -46,21 +46,89 @@ static const char *const fd_options[] = {
     "chardev", "netdev", "net", "device", "object", "add-fd", NULL,
 };
 
-/* argv[i] is -name or --name (QEMU accepts both). */
-static bool is_option(const char *arg, const char *name)
+/*
+ * QEMU's options that take no argument (DEF(..., 0, ...) in
+ * qemu-options.hx, 7.2 to 10.1).  QEMU gives every other option the
+ * next argument as its value, whatever it looks like: in "-name -runas
+ * 1:2" the name is "-runas" and no uid switch happens.  So an option we
+ * read is believed only where the argument before it cannot be taking
+ * it: argv[0], a known flag, a value we stepped over, or an argument
+ * that is no option.  Where it follows an option we do not know, which
+ * may take it, the line is refused as ambiguous.
+ */
+static const char *const flag_options[] = {
+    "S",
+    "s",
+    "h",
+    "help",
+    "version",
+    "snapshot",
+    "nodefaults",
+    "no-user-config",
+    "nographic",
+    "no-shutdown",
+    "no-reboot",
+    "daemonize",
+    "enable-kvm",
+    "xen-attach",
+    "xen-domid-restrict",
+    "full-screen",
+    "no-acpi",
+    "no-hpet",
+    "no-fd-bootchk",
+    "mem-prealloc",
+    "portrait",
+    "singlestep",
+    "usb",
+    "win2k-hack",
+    "only-migratable",
+    "preconfig",
+    "audio-help",
+    "enable-sync-profile",
+    "no-quit",
+    "alt-grab",
+    "ctrl-grab",
+    "semihosting",
+    "old-param",
+    NULL,
+};
+
+/* arg (len bytes) is -name or --name (QEMU accepts both). */
+static bool is_option_n(const char *arg, size_t len, const char *name)
 {
-    if (arg[0] != '-')
+    size_t skip, nl = strlen(name);
+
+    if (!len || arg[0] != '-')
         return false;
-    arg += arg[1] == '-' ? 2 : 1;
-    return !strcmp(arg, name);
+    skip = len > 1 && arg[1] == '-' ? 2 : 1;
+    return len - skip == nl && !memcmp(arg + skip, name, nl);
 }
 
-static bool is_fd_option(const char *arg)
+xlreaper__qemu_opt xlreaper__qemu_opt_kind(const char *arg, size_t len)
 {
-    for (unsigned i = 0; fd_options[i]; i++)
-        if (is_option(arg, fd_options[i]))
-            return true;
-    return false;
+    static const struct {
+        const char *name;
+        xlreaper__qemu_opt kind;
+    } known[] = {
+        { "xen-domid", XLREAPER__QOPT_XEN_DOMID },
+        { "runas", XLREAPER__QOPT_RUNAS },
+        { "run-with", XLREAPER__QOPT_RUN_WITH },
+        { "chroot", XLREAPER__QOPT_CHROOT },
+        { "incoming", XLREAPER__QOPT_INCOMING },
+    };
+
+    if (!len || arg[0] != '-')
+        return XLREAPER__QOPT_NONE;
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (is_option_n(arg, len, known[i].name))
+            return known[i].kind;
+    for (size_t i = 0; fd_options[i]; i++)
+        if (is_option_n(arg, len, fd_options[i]))
+            return XLREAPER__QOPT_FDS;
+    for (size_t i = 0; flag_options[i]; i++)
+        if (is_option_n(arg, len, flag_options[i]))
+            return XLREAPER__QOPT_FLAG;
+    return XLREAPER__QOPT_UNKNOWN;
 }
 
 /*
@@ -365,6 +433,8 @@ int xlreaper__qemu_cmdline_parse(xlreaper_ctx *ctx, uint32_t domid,
                                  char *const argv[],
                                  xlreaper__qemu_cmdline *cl)
 {
+    const char *unknown = NULL; /* the argument before, if an option we
+                                 * know nothing of */
     char *seg;
     int rc = 0;
 
@@ -375,14 +445,33 @@ int xlreaper__qemu_cmdline_parse(xlreaper_ctx *ctx, uint32_t domid,
 
     for (size_t i = 1; argv[i]; i++) {
         const char *opt = argv[i], *val = argv[i + 1];
-        bool fd_opt = is_fd_option(opt);
-        bool incoming = is_option(opt, "incoming");
-        bool runas = is_option(opt, "runas");
-        bool run_with = is_option(opt, "run-with");
-        bool chroot = is_option(opt, "chroot");
+        xlreaper__qemu_opt kind = xlreaper__qemu_opt_kind(opt, strlen(opt));
+        bool fd_opt = kind == XLREAPER__QOPT_FDS;
+        bool incoming = kind == XLREAPER__QOPT_INCOMING;
+        bool runas = kind == XLREAPER__QOPT_RUNAS;
+        bool run_with = kind == XLREAPER__QOPT_RUN_WITH;
 
-        if (!fd_opt && !incoming && !runas && !run_with && !chroot)
+        if (kind == XLREAPER__QOPT_NONE || kind == XLREAPER__QOPT_FLAG ||
+            kind == XLREAPER__QOPT_UNKNOWN) {
+            unknown = kind == XLREAPER__QOPT_UNKNOWN ? opt : NULL;
             continue;
+        }
+        if (unknown) {
+            LOGD(ERROR, domid,
+                 "QEMU argument %.64s follows %.64s, an option that may "
+                 "take it as its value; refusing the ambiguous command "
+                 "line",
+                 opt, unknown);
+            rc = XLREAPER_ERROR_INVAL;
+            goto out;
+        }
+        if (kind == XLREAPER__QOPT_XEN_DOMID) {
+            /* The wrapper reads the domid itself (find_domid); here its
+             * value is only stepped over, as QEMU does. */
+            if (val)
+                i++;
+            continue;
+        }
         if (!val) {
             LOGD(ERROR, domid, "QEMU argument %s has no value", opt);
             rc = XLREAPER_ERROR_INVAL;

@@ -54,6 +54,14 @@ int xlr_cmd_check(xlr_cli *cli, int argc, char **argv);
 int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv);
 
 /*
+ * The audit as metrics (xl_reaper_audit_prom.c): to path, replaced
+ * atomically, or to stdout when path is NULL.  res NULL, or error set:
+ * the audit could not run, error says why.  0, or -1 (said on stderr).
+ */
+int xlr_audit_prometheus(const xlreaper_audit_result *res, const char *error,
+                         const char *path);
+
+/*
  * Execs xl-reaper-xen with the whole command line argv, for a command
  * whose code this binary does not contain (xl_reaper_xen_handoff.c).
  * Returns only if it cannot, with fail, having said why.

@@ -69,12 +69,15 @@ const xlr_command xlr_commands[] = {
       "exit: 0 ok, 1 a problem (each one is named on stderr)\n",
       XLR_EXIT_USAGE },
     { "audit",
-      "[--tap | --json] [--fix] [--probe-all] [--xenstore-timeout MS] "
-      "[--setid-timeout MS]",
+      "[--tap | --json | --prometheus | --prometheus-file FILE] [--fix] "
+      "[--probe-all] [--xenstore-timeout MS] [--setid-timeout MS]",
       "check every DM is jailed and every dead domain's uid is empty",
       xlr_cmd_audit,
       "  --tap                  TAP version 13\n"
       "  --json                 one JSON object\n"
+      "  --prometheus           node_exporter's textfile format\n"
+      "  --prometheus-file FILE the same into FILE (*.prom), replaced\n"
+      "                         atomically\n"
       "  --fix                  reap every leftover uid and clear the set-id\n"
       "                         bits of the range's files, and say so\n"
       "  --probe-all            ask the kernel's count of every dead uid\n"

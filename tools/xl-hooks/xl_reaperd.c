@@ -185,11 +185,12 @@ static void describe_config(xlrd *d, const char *what)
 
     XLRD_LOG(d, NOTICE,
              "%s: config %s, DM uids %lu..%lu, reaper uid %lu, lock %s, "
-             "sweep every %u s",
+             "sweep every %u s, metrics file %s",
              what, c->path ? c->path : "none (defaults)",
              (unsigned long)c->dm_uid_base + 1,
              (unsigned long)c->dm_uid_base + xlreaper_max_domid(),
-             (unsigned long)c->reaper_uid, c->lock_file, c->sweep_interval_s);
+             (unsigned long)c->reaper_uid, c->lock_file, c->sweep_interval_s,
+             c->metrics_file ? c->metrics_file : "none");
     /* Each reap writes <cgroup_parent>/dm-<domid>/cgroup.kill and
      * removes the directory.  Under the shipped unit cgroupfs is
      * read-only (ProtectControlGroups=) but for the one subtree
@@ -220,6 +221,7 @@ static void reload(xlrd *d)
         return;
     }
     describe_config(d, "SIGHUP: reloaded");
+    xlrd_metrics_write(d, true);
     d->next_sweep_us =
         xlrd_now_us() +
         (uint64_t)xlreaper_config_get(d->ctx)->sweep_interval_s * 1000000u;
@@ -245,6 +247,7 @@ static void run(xlrd *d)
                 XLRD_LOG(d, NOTICE, "ready: watching @releaseDomain");
                 sd_notify_msg("READY=1");
                 ready = true;
+                xlrd_metrics_write(d, true);
             }
         }
         if (d->full_sweep_pending || xlrd_now_us() >= d->next_sweep_us) {
@@ -394,10 +397,13 @@ int main(int argc, char **argv)
         XLRD_LOG(&d, ERROR, "out of memory");
         goto out;
     }
+    xlrd_metrics_init(&d);
     describe_config(&d, "starting");
 
     run(&d);
     sd_notify_msg("STOPPING=1");
+    /* Said, not left to a stale file: the daemon is gone. */
+    xlrd_metrics_write(&d, false);
     XLRD_LOG(&d, NOTICE, "stopped");
     ret = XLRD_EXIT_OK;
 

@@ -163,24 +163,6 @@ int xlrd_domain_alive(xlrd *d, uint32_t domid)
     }
 }
 
-/* A uid as a decimal string: digits only, no sign, no leading zero. */
-static int parse_uid(const char *s, unsigned len, uint32_t *uid_r)
-{
-    uint64_t v = 0;
-
-    if (!len || len > 10 || (s[0] == '0' && len > 1))
-        return -1;
-    for (unsigned i = 0; i < len; i++) {
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        v = v * 10 + (uint64_t)(s[i] - '0');
-    }
-    if (v == 0 || v >= UINT32_MAX)
-        return -1;
-    *uid_r = (uint32_t)v;
-    return 0;
-}
-
 /*
  * What libxl wrote is believed only where it agrees with the uid table:
  * the daemon reaps base + domid whatever the node says, and a value
@@ -193,7 +175,7 @@ void xlrd_read_kill_uid(xlrd *d, uint32_t domid)
     char path[80];
     unsigned len;
     uint32_t uid, other;
-    uid_t mine;
+    uid_t mine = 0;
     char *v;
 
     if (!d->xsh)
@@ -207,27 +189,32 @@ void xlrd_read_kill_uid(xlrd *d, uint32_t domid)
         return;
     }
     xlreaper_dm_ids(d->ctx, domid, &mine, NULL);
-    if (parse_uid(v, len, &uid)) {
+    switch (xlrd_kill_uid_parse(d->ctx, domid, v, len, &uid, &other)) {
+    case XLRD_KILL_UID_BAD:
         if (!dom->kill_uid)
             XLRD_LOG(d, WARN, "domid %u: %s is not a uid; ignored", domid,
                      path);
-    } else if (uid == mine) {
+        break;
+    case XLRD_KILL_UID_MINE:
         if (dom->kill_uid != uid)
             XLRD_LOG(d, DEBUG, "domid %u: its DM runs as uid %lu", domid,
                      (unsigned long)uid);
         dom->kill_uid = uid;
-    } else if (!xlreaper_uid_domid(d->ctx, uid, &other)) {
+        break;
+    case XLRD_KILL_UID_OTHER:
         XLRD_LOG(d, WARN,
                  "domid %u: device-model-kill-uid %lu is domid %u's uid, "
                  "not its own (%lu); ignored: killing it could kill "
                  "another domain's DM",
                  domid, (unsigned long)uid, other, (unsigned long)mine);
-    } else {
+        break;
+    case XLRD_KILL_UID_OUTSIDE:
         XLRD_LOG(d, WARN,
                  "domid %u: device-model-kill-uid %lu is outside the DM uid "
                  "range; ignored: this DM cannot be reaped by uid (is "
                  "device_model_user set in its xl.cfg?)",
                  domid, (unsigned long)uid);
+        break;
     }
     free(v);
 }

@@ -23,9 +23,9 @@
 
 #include "xl_reaperd.h"
 
-#define TOKEN_RELEASE "xlrd:release"
-#define TOKEN_INTRODUCE "xlrd:introduce"
-#define TOKEN_KILL_UID "xlrd:kuid:"
+#define TOKEN_RELEASE XLRD_TOKEN_RELEASE
+#define TOKEN_INTRODUCE XLRD_TOKEN_INTRODUCE
+#define TOKEN_KILL_UID XLRD_TOKEN_KILL_UID
 
 #define BACKOFF_FIRST_MS 100
 #define BACKOFF_MAX_MS 5000
@@ -186,17 +186,20 @@ void xlrd_xs_events(xlrd *d)
         /* Tokens are ours, but come back from xenstored: checked. */
         token = w[XS_WATCH_TOKEN];
         XLRD_LOG(d, DEBUG, "watch event %.60s %.40s", w[XS_WATCH_PATH], token);
-        if (!strcmp(token, TOKEN_RELEASE) || !strcmp(token, TOKEN_INTRODUCE)) {
+        switch (xlrd_token_parse(token, &domid)) {
+        case XLRD_TOKEN_IS_RELEASE:
+            release = true;
+            /* fall through */
+        case XLRD_TOKEN_IS_INTRODUCE:
             if (!reconcile)
                 d->event_us = xlrd_now_us();
             reconcile = true;
-            release = release || !strcmp(token, TOKEN_RELEASE);
-        } else if (!strncmp(token, TOKEN_KILL_UID, strlen(TOKEN_KILL_UID)) &&
-                   !xlreaper_domid_parse(token + strlen(TOKEN_KILL_UID),
-                                         &domid)) {
+            break;
+        case XLRD_TOKEN_IS_KILL_UID:
             if (d->doms[domid].alive)
                 xlrd_read_kill_uid(d, domid);
-        } else {
+            break;
+        default:
             XLRD_LOG(d, DEBUG, "ignoring a watch event with token %.40s",
                      token);
         }

@@ -145,6 +145,8 @@ typedef struct {
 
     /* Daemon. */
     unsigned sweep_interval_s;
+    const char *metrics_file;    /* xl-reaperd's metrics (node_exporter's
+                                  * textfile format), or NULL: none */
 
     /* Not a key: where /etc/subuid or /etc/subgid overlaps the DM
      * range ("file:line (user: lo..hi)"), or NULL.  Then the kernel
@@ -526,6 +528,9 @@ typedef struct {
     xlreaper_audit_status status;
     bool fixed;             /* --fix reaped this uid (status says how
                              * that ended) */
+    unsigned tasks;         /* leftover: the tasks of the uid, by the
+                             * kernel's count (or /proc's when that is
+                             * unknown or larger); else 0 */
     char *reason;           /* malloc'd, printable ASCII; never NULL */
 } xlreaper_audit_check;
 

@@ -1,0 +1,117 @@
+/*
+ * fuzz_common.c - the logger, ctx and buffers every fuzz target uses.
+ */
+#include <stdarg.h>
+#include <string.h>
+
+#include "fuzz.h"
+
+static void fz_vmessage(xentoollog_logger *lg, xentoollog_level level,
+                        int errnoval, const char *context, const char *fmt,
+                        va_list al)
+{
+    char msg[4096];
+
+    (void)lg;
+    (void)level;
+    (void)errnoval;
+    (void)context;
+    vsnprintf(msg, sizeof(msg), fmt, al);
+    if (getenv("XLR_FUZZ_LOG"))
+        fprintf(stderr, "log: %s\n", msg);
+}
+
+static void fz_destroy(xentoollog_logger *lg)
+{
+    (void)lg;
+}
+
+static xentoollog_logger fz_lg = {
+    .vmessage = fz_vmessage,
+    .destroy = fz_destroy,
+};
+
+xentoollog_logger *fz_logger(void)
+{
+    return &fz_lg;
+}
+
+static const struct {
+    const char *name;
+    uid_t uid;
+    gid_t gid;
+} users[] = {
+    { "root", 0, 0 },
+    { XLREAPER_USER_RANGE_BASE, FZ_BASE_UID, FZ_BASE_UID },
+    { XLREAPER_USER_REAPER, FZ_PET_UID, FZ_PET_UID },
+    { "nobody", 65534, 65534 },
+};
+
+static int by_name(void *opaque, const char *name, uid_t *uid_r, gid_t *gid_r,
+                   bool *found_r)
+{
+    (void)opaque;
+    *found_r = false;
+    for (size_t i = 0; i < sizeof(users) / sizeof(users[0]); i++) {
+        if (!strcmp(users[i].name, name)) {
+            *uid_r = users[i].uid;
+            *gid_r = users[i].gid;
+            *found_r = true;
+        }
+    }
+    return 0;
+}
+
+static int each(void *opaque,
+                int (*fn)(void *arg, const char *name, uid_t uid), void *arg)
+{
+    (void)opaque;
+    for (size_t i = 0; i < sizeof(users) / sizeof(users[0]); i++) {
+        int rc = fn(arg, users[i].name, users[i].uid);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static const xlreaper__passwd_ops fz_passwd = {
+    .by_name = by_name,
+    .each = each,
+};
+
+xlreaper_ctx *fz_ctx(void)
+{
+    static xlreaper_ctx *ctx;
+
+    if (ctx)
+        return ctx;
+    if (xlreaper_ctx_alloc(&ctx, fz_logger()))
+        abort();
+    xlreaper__ctx_set_passwd(ctx, &fz_passwd, NULL);
+    ctx->subuid_file = "/nonexistent/subuid";
+    ctx->subgid_file = "/nonexistent/subgid";
+    if (xlreaper__config_load_text(ctx, "(defaults)", NULL, 0))
+        abort();
+    return ctx;
+}
+
+char *fz_copy(const uint8_t *data, size_t size)
+{
+    char *p = malloc(size ? size : 1);
+
+    if (!p)
+        abort();
+    memcpy(p, data, size);
+    return p;
+}
+
+char *fz_strdup(const uint8_t *data, size_t size)
+{
+    char *p = malloc(size + 1);
+
+    if (!p)
+        abort();
+    memcpy(p, data, size);
+    p[size] = '\0';
+    return p;
+}

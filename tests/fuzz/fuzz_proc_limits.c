@@ -1,0 +1,32 @@
+/*
+ * fuzz_proc_limits.c - the rest of the /proc text the audit reads:
+ * /proc/PID/limits (xlreaper__audit_parse_limit, every resource) and
+ * /proc/stat's "processes" line (xlreaper__audit_parse_forks_line).
+ * Not NUL-terminated for the first; a line for the second, as getline
+ * gives it.  Properties: no crash, leak or UB, only known resources
+ * parse, and a forks count only from a "processes " line.
+ */
+#include <string.h>
+#include <sys/resource.h>
+
+#include "fuzz.h"
+#include "xlreaper_audit_internal.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = fz_copy(data, size), *line = fz_strdup(data, size);
+    uint64_t soft, hard, forks;
+
+    for (int r = -1; r <= RLIM_NLIMITS; r++) {
+        int rc = xlreaper__audit_parse_limit(text, size, r, &soft, &hard);
+        FZ_ASSERT(rc == 0 || rc == XLREAPER_ERROR_INVAL);
+        if (!rc)
+            FZ_ASSERT(r >= 0 && r < RLIM_NLIMITS);
+    }
+    FZ_ASSERT(strcmp(xlreaper__audit_rlimit_name(-1), "?") == 0);
+    if (xlreaper__audit_parse_forks_line(line, &forks))
+        FZ_ASSERT(!strncmp(line, "processes ", 10));
+    free(text);
+    free(line);
+    return 0;
+}

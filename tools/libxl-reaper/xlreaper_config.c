@@ -371,8 +371,8 @@ static unsigned report_line(const char *report, const char *path)
  * so, with the key's range: 1 if it did, 0 if the line is something
  * else.
  */
-static int say_negative(xlreaper_ctx *ctx, const char *path,
-                        const char *text, size_t len, unsigned line)
+static int say_negative(xlreaper_ctx *ctx, const char *path, const char *text,
+                        size_t len, unsigned line)
 {
     const char *p = text, *end = text + len, *k, *v;
     const key_spec *spec;
@@ -412,8 +412,9 @@ static int say_negative(xlreaper_ctx *ctx, const char *path,
     else if (spec->type == KEY_PATH || spec->type == KEY_ENUM)
         LOG(ERROR, "%s:%u: %s must be a quoted string", path, line, key);
     else
-        LOG(ERROR, "%s:%u: %s = %.*s: a negative number; %s takes "
-                   "%ld..%ld",
+        LOG(ERROR,
+            "%s:%u: %s = %.*s: a negative number; %s takes "
+            "%ld..%ld",
             path, line, key, (int)vn, v, key, spec->min, spec->max);
     return 1;
 }
@@ -574,7 +575,6 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
     return XLREAPER_ERROR_INVAL;
 }
 
-
 static int parse_text(xlreaper_ctx *ctx, const char *path, const char *text,
                       size_t len, xlreaper_config *cfg, long *want_base,
                       long *want_reaper)
@@ -648,8 +648,8 @@ out:
     return rc;
 }
 
-int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
-                               const char *text, size_t len)
+static int load_text(xlreaper_ctx *ctx, const char *path, const char *text,
+                     size_t len, bool quick)
 {
     xlreaper_config *cfg;
     long want_base = -1, want_reaper = -1;
@@ -674,7 +674,7 @@ int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
             goto out;
     }
 
-    rc = xlreaper__uid_settle(ctx, cfg, want_base, want_reaper);
+    rc = xlreaper__uid_settle(ctx, cfg, want_base, want_reaper, quick);
     if (rc)
         goto out;
     rc = xlreaper__subid_check(ctx, cfg);
@@ -697,6 +697,12 @@ out:
     return rc;
 }
 
+int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
+                               const char *text, size_t len)
+{
+    return load_text(ctx, path, text, len, false);
+}
+
 int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
 {
     char *text = NULL;
@@ -715,7 +721,7 @@ int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
         }
         LOG(DEBUG, "%s absent: using the defaults", path);
     }
-    rc = xlreaper__config_load_text(ctx, path, text, len);
+    rc = load_text(ctx, path, text, len, flags & XLREAPER_CONFIG_QUICK);
     free(text);
     return rc;
 }

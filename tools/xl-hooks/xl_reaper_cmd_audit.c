@@ -260,8 +260,9 @@ static int parse_args(audit_args *a, bool json, int argc, char **argv)
         case 'x':
             v = strtol(optarg, &end, 10);
             if (!*optarg || *end || v < 1 || v > 600000)
-                return xlr_usage_error("audit", "--xenstore-timeout '%s': "
-                                                "a number of ms, 1..600000",
+                return xlr_usage_error("audit",
+                                       "--xenstore-timeout '%s': "
+                                       "a number of ms, 1..600000",
                                        optarg);
             a->ao.xenstore_timeout_ms = (unsigned)v;
             break;
@@ -274,17 +275,16 @@ static int parse_args(audit_args *a, bool json, int argc, char **argv)
                                        optarg);
             a->ao.setid_timeout_ms = (unsigned)v;
             break;
-        default:
-            return xlr_option_error("audit", opt, argv);
+        default: return xlr_option_error("audit", opt, argv);
         }
     }
     if (optind != argc)
         return xlr_usage_error("audit", "unexpected argument '%s'",
                                argv[optind]);
     if (outs > 1)
-        return xlr_usage_error("audit", "--tap, --json and "
-                                        "--prometheus[-file] exclude each "
-                                        "other");
+        return xlr_usage_error("audit", "--tap and --json exclude each "
+                                        "other, and both exclude "
+                                        "--prometheus[-file]");
     return 0;
 }
 

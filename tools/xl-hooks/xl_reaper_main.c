@@ -19,8 +19,9 @@
 #pragma weak xlr_cmd_destroy
 #pragma weak xlr_cmd_audit
 
-#define EXITS "exit: 0 ok, 1 bad input or config, 2 lock timeout, " \
-              "3 tasks remain,\n4 system error\n"
+#define EXITS                                                                 \
+    "exit: 0 ok, 1 bad input or config, 2 lock timeout, "                     \
+    "3 tasks remain,\n4 system error\n"
 
 const xlr_command xlr_commands[] = {
     { "uid", "DOMID | --pet", "print a DM's uid and gid, or the pet uid",
@@ -211,6 +212,13 @@ int main(int argc, char **argv)
      * nothing changes. */
     if (cmd->fn == xlr_cmd_kill)
         setpriority(PRIO_PROCESS, 0, -20);
+    /* These read the range against /etc/passwd alone: NSS's first call
+     * would cost more than the kill (xlreaper.h, XLREAPER_CONFIG_QUICK).
+     * spawn, check and audit, which vouch for the range, walk it all. */
+    if (cmd->fn == xlr_cmd_kill || cmd->fn == xlr_cmd_uid ||
+        cmd->fn == xlr_cmd_status ||
+        (xlr_cmd_destroy && cmd->fn == xlr_cmd_destroy))
+        flags |= XLREAPER_CONFIG_QUICK;
 
     lg = xtl_createlogger_stdiostream(stderr, level, 0);
     if (!lg)

@@ -156,6 +156,16 @@ typedef struct {
 } xlreaper_config;
 
 #define XLREAPER_CONFIG_MUST_EXIST 1u /* a missing file is an error */
+/*
+ * For a kill, uid or status: the uid range is checked against
+ * /etc/passwd alone, without loading NSS modules (their first call
+ * costs more than a kill).  A name the config leaves to passwd is still
+ * asked of NSS when /etc/passwd lacks it.  What this skips (a user of
+ * another NSS source inside the range, or disagreeing with dm_uid_base
+ * or reaper_uid) is refused by every full load: `check`, `audit`,
+ * `spawn`, the wrapper and the daemon.
+ */
+#define XLREAPER_CONFIG_QUICK 2u
 
 /*
  * Reads path (NULL: XLREAPER_DEFAULT_CONFIG) with libxlutil and checks

@@ -1268,7 +1268,9 @@ int xlreaper_spawn(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
                    unsigned flags, pid_t *pid_r, int *pidfd_r)
 {
     xlreaper_lock *lock = NULL;
-    xlreaper__child_report rep;
+    /* fork_once fills it whenever it returns 1; zeroed so that no path
+     * reads it unset (scan-build). */
+    xlreaper__child_report rep = { 0 };
     spawn_run run;
     bool reaped = false;
     pid_t pid = -1;

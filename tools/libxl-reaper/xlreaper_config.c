@@ -371,8 +371,8 @@ static unsigned report_line(const char *report, const char *path)
  * so, with the key's range: 1 if it did, 0 if the line is something
  * else.
  */
-static int say_negative(xlreaper_ctx *ctx, const char *path,
-                        const char *text, size_t len, unsigned line)
+static int say_negative(xlreaper_ctx *ctx, const char *path, const char *text,
+                        size_t len, unsigned line)
 {
     const char *p = text, *end = text + len, *k, *v;
     const key_spec *spec;
@@ -412,8 +412,9 @@ static int say_negative(xlreaper_ctx *ctx, const char *path,
     else if (spec->type == KEY_PATH || spec->type == KEY_ENUM)
         LOG(ERROR, "%s:%u: %s must be a quoted string", path, line, key);
     else
-        LOG(ERROR, "%s:%u: %s = %.*s: a negative number; %s takes "
-                   "%ld..%ld",
+        LOG(ERROR,
+            "%s:%u: %s = %.*s: a negative number; %s takes "
+            "%ld..%ld",
             path, line, key, (int)vn, v, key, spec->min, spec->max);
     return 1;
 }
@@ -574,7 +575,6 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
     return XLREAPER_ERROR_INVAL;
 }
 
-
 static int parse_text(xlreaper_ctx *ctx, const char *path, const char *text,
                       size_t len, xlreaper_config *cfg, long *want_base,
                       long *want_reaper)
@@ -632,8 +632,15 @@ static int parse_text(xlreaper_ctx *ctx, const char *path, const char *text,
         goto out;
     }
     for (unsigned i = 0; i < w->num; i++) {
-        rc = load_key(ctx, xlu, w, find_key(w->seen[i].key), cfg, want_base,
-                      want_reaper);
+        const key_spec *k = find_key(w->seen[i].key);
+
+        /* The walk has refused unknown keys (w->bad); said again here
+         * so that nothing rests on it (gcc -fanalyzer). */
+        if (!k) {
+            rc = XLREAPER_ERROR_INVAL;
+            goto out;
+        }
+        rc = load_key(ctx, xlu, w, k, cfg, want_base, want_reaper);
         if (rc)
             goto out;
     }

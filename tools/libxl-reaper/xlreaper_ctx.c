@@ -77,8 +77,7 @@ void xlreaper__log(const xlreaper_ctx *ctx, xentoollog_level level,
     /* Debug lines carry the function, as libxl's do; the rest are for
      * operators and say only what happened. */
     if (level <= XTL_DETAIL)
-        xtl_log(ctx->lg, level, errnoval, ctx->progname, "%s: %s", func,
-                msg);
+        xtl_log(ctx->lg, level, errnoval, ctx->progname, "%s: %s", func, msg);
     else
         xtl_log(ctx->lg, level, errnoval, ctx->progname, "%s", msg);
     errno = esave;

@@ -104,8 +104,8 @@ static int system_each(void *opaque,
 
 /* As system_each, over getgrent_r; the same lock serialises both. */
 static int system_each_group(void *opaque,
-                             int (*fn)(void *arg, const char *name,
-                                       gid_t gid, char *const *members),
+                             int (*fn)(void *arg, const char *name, gid_t gid,
+                                       char *const *members),
                              void *arg)
 {
     struct group gr, *res;
@@ -148,10 +148,46 @@ static int system_each_group(void *opaque,
     return rc;
 }
 
+/* getgrgid_r with a buffer grown on ERANGE, as system_by_name does. */
+static int system_group_by_gid(void *opaque, gid_t gid, char *name, size_t n,
+                               bool *members_r, bool *found_r)
+{
+    size_t bufsz = 4096;
+    struct group gr, *res;
+    char *buf = NULL;
+    int r;
+
+    (void)opaque;
+    for (;;) {
+        char *nbuf = realloc(buf, bufsz);
+        if (!nbuf) {
+            free(buf);
+            return XLREAPER_ERROR_NOMEM;
+        }
+        buf = nbuf;
+        r = getgrgid_r(gid, &gr, buf, bufsz, &res);
+        if (r != ERANGE || bufsz >= (1u << 24))
+            break;
+        bufsz *= 2;
+    }
+    *found_r = r == 0 && res;
+    if (*found_r) {
+        snprintf(name, n, "%s", res->gr_name);
+        *members_r = res->gr_mem && res->gr_mem[0];
+    }
+    free(buf);
+    if (r != 0 && r != ENOENT && r != ESRCH) {
+        errno = r;
+        return XLREAPER_ERROR_FAIL;
+    }
+    return 0;
+}
+
 const xlreaper__passwd_ops xlreaper__passwd_system = {
     .by_name = system_by_name,
     .each = system_each,
     .each_group = system_each_group,
+    .group_by_gid = system_group_by_gid,
 };
 
 /* ---------- /etc/passwd alone ---------- */

@@ -36,8 +36,8 @@ typedef struct {
     const char *args;    /* what follows the name, for --help */
     const char *summary;
     int (*fn)(xlr_cli *cli, int argc, char **argv); /* returns exit code */
-    const char *help;    /* `COMMAND --help`: what the summary leaves out */
-    int usage_exit;      /* the exit code of a usage error */
+    const char *help; /* `COMMAND --help`: what the summary leaves out */
+    int usage_exit;   /* the exit code of a usage error */
 } xlr_command;
 
 extern const xlr_command xlr_commands[];

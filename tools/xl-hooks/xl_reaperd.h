@@ -213,9 +213,9 @@ int xlrd_events_open(xlrd *d);
 /* ---------- metrics (xl_reaperd_metrics.c) ---------- */
 
 void xlrd_metrics_init(xlrd *d);
-/* A reap's verdict (rc the library's code). */
+/* A reap's verdict, by its outcome (NONE: an error, no verdict). */
 void xlrd_metrics_reap(xlrd *d, xlrd_trigger trig,
-                       const xlreaper_reap_result *res, int rc);
+                       const xlreaper_reap_result *res);
 /* A sweep that ended: how long it took, how many uids of dead domids
  * had tasks and how many tasks the census saw under them. */
 void xlrd_metrics_sweep(xlrd *d, xlrd_sweep_kind kind, uint64_t duration_us,

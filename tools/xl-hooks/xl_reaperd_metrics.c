@@ -68,17 +68,27 @@ void xlrd_metrics_init(xlrd *d)
 }
 
 void xlrd_metrics_reap(xlrd *d, xlrd_trigger trig,
-                       const xlreaper_reap_result *res, int rc)
+                       const xlreaper_reap_result *res)
 {
     xlrd_metrics *m = &d->metrics;
     unsigned o;
 
-    if (rc == XLREAPER_ERROR_REMAIN || res->outcome == XLREAPER_OUTCOME_REMAIN)
+    /* By the outcome, as the event gives it: a release that timed out
+     * waiting for zombies to be reaped (rc _REMAIN) left no live task. */
+    switch (res->outcome) {
+    case XLREAPER_OUTCOME_EMPTY:
+        o = 0;
+        break;
+    case XLREAPER_OUTCOME_ZOMBIES:
+        o = 1;
+        break;
+    case XLREAPER_OUTCOME_REMAIN:
         o = 2;
-    else if (rc || res->outcome == XLREAPER_OUTCOME_NONE)
+        break;
+    default:
         o = 3;
-    else
-        o = res->outcome == XLREAPER_OUTCOME_ZOMBIES ? 1 : 0;
+        break;
+    }
     m->reaps[trig][o]++;
     observe(&m->reap_duration[trig], (double)res->duration_us / 1e6);
     if (trig == XLRD_TRIGGER_RELEASE && d->event_us)

@@ -213,7 +213,7 @@ static reap_status reap_one(xlrd *d, xlreaper_lock *lock, uint32_t domid,
         emit(d, trig, domid, &res, rc);
         /* Counted as the events are: what a sweep did, not every uid
          * it looked at. */
-        xlrd_metrics_reap(d, trig, &res, rc);
+        xlrd_metrics_reap(d, trig, &res);
     }
     xlreaper_reap_result_dispose(&res);
     d->doms[domid].retry = !done;

@@ -1,9 +1,11 @@
 # Benchmarks (issue 9).  Never part of `make check`.
 #   make bench        runs them one after another (never in parallel: they
 #                     measure the machine), tables on stdout, CSV and
-#                     summaries in bench/results/, a run log appended to
-#                     bench/RESULTS.md.  ~15 min; BENCH_QUICK=1 for a
-#                     short smoke run (results are then not appended).
+#                     summaries in bench/results/ with the load average
+#                     of each (load.txt), then writes bench/RESULTS.md
+#                     from those files alone (bench/results-md) and
+#                     draws the plots.  ~35 min; BENCH_QUICK=1 for a
+#                     short smoke run (RESULTS.md is then left alone).
 #   make bench-plot   PNGs in bench/plots/ from bench/results/*.csv with
 #                     gnuplot, installed on demand (optional extra).
 # Knobs (environment): BENCH_TRIALS, BENCH_BUDGET_MS, BENCH_METHODS,
@@ -61,11 +63,18 @@ $(BUILD)/bench/progs/bench_true_dyn: bench/progs/bench_true.c | $(DEPS_STAMP)
 .PHONY: bench bench-build bench-core bench-plot
 bench-build: $(BENCH_BINS) $(BENCH_PROGS) $(XLR_BIN)
 
+# Each benchmark's start and end, with the load average then, go to
+# load.txt: the machine is shared, and RESULTS.md says how busy it was.
 BENCH_RUN = BENCH_BUILD=$(BUILD) BENCH_RESULTS=$(BENCH_RESULTS) \
-	bash -c 'set -o pipefail; "$$0" 2>&1 | tee $(BENCH_RESULTS)/$$1.txt'
+	bash -c 'set -o pipefail; \
+	echo "$$1 start $$(date -u "+%Y-%m-%d %H:%M:%S") $$(cut -d" " -f1-4 /proc/loadavg)" >>$(BENCH_RESULTS)/load.txt; \
+	"$$0" 2>&1 | tee $(BENCH_RESULTS)/$$1.txt; r=$$?; \
+	echo "$$1 end $$(date -u "+%Y-%m-%d %H:%M:%S") $$(cut -d" " -f1-4 /proc/loadavg)" >>$(BENCH_RESULTS)/load.txt; \
+	exit $$r'
 
 bench-core: bench-build
 	@mkdir -p $(BENCH_RESULTS)
+	@rm -f $(BENCH_RESULTS)/load.txt
 	$(BENCH_RUN) $(BUILD)/bench/bench_parts parts
 	$(BENCH_RUN) $(BUILD)/bench/bench_race race
 	$(BENCH_RUN) $(BUILD)/bench/bench_scale scale
@@ -73,11 +82,25 @@ bench-core: bench-build
 	$(BENCH_RUN) $(BUILD)/bench/bench_start start
 
 # One after another, so that no benchmark runs beside another.
-bench: bench-build
+# The extras are built first, so that their .txt holds what they print
+# and no compiler lines.  RESULTS.md is then written from the results
+# of this run alone (bench/results-md), and the plots drawn from them.
+bench: bench-build $(BENCH_EXTRA_BINS)
 	$(MAKE) --no-print-directory bench-core
-	$(foreach t,$(BENCH_EXTRA),bash -c 'set -o pipefail; $(MAKE) --no-print-directory $(t) 2>&1 | tee $(BENCH_RESULTS)/$(t).txt' &&) true
+	$(foreach t,$(BENCH_EXTRA),bash -c 'set -o pipefail; \
+		echo "$(t) start $$(date -u "+%Y-%m-%d %H:%M:%S") $$(cut -d" " -f1-4 /proc/loadavg)" >>$(BENCH_RESULTS)/load.txt; \
+		$(MAKE) -s --no-print-directory $(t) 2>&1 | tee $(BENCH_RESULTS)/$(t).txt; r=$$?; \
+		echo "$(t) end $$(date -u "+%Y-%m-%d %H:%M:%S") $$(cut -d" " -f1-4 /proc/loadavg)" >>$(BENCH_RESULTS)/load.txt; \
+		exit $$r' &&) true
 	$(if $(filter 1,$(BENCH_QUICK)),@echo "bench: quick run: results in $(BENCH_RESULTS); RESULTS.md untouched", \
-		BENCH_RESULTS=$(BENCH_RESULTS) bench/append-run bench/RESULTS.md)
+		BENCH_RESULTS=$(BENCH_RESULTS) bench/results-md >bench/RESULTS.md.new && \
+		mv bench/RESULTS.md.new bench/RESULTS.md && $(MAKE) --no-print-directory bench-plot)
+
+# RESULTS.md again from what bench/results holds (after editing the
+# script's prose, say), without running anything.
+.PHONY: bench-results
+bench-results:
+	bench/results-md >bench/RESULTS.md.new && mv bench/RESULTS.md.new bench/RESULTS.md
 
 # gnuplot is an optional extra: installed here, never for make check.
 bench-plot:

@@ -154,7 +154,7 @@ int main(void)
     f = fopen(path, "w");
     fprintf(f,
             "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
-            "sweep_interval_s = 3600\n",
+            "sweep_interval_s = 3600\nmetrics_file = \"\"\n",
             BASE, dir);
     fclose(f);
     chmod(path, 0644);

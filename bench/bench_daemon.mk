@@ -11,3 +11,4 @@ $(BENCH_DAEMON): $(call obj,bench/bench_daemon.c tests/lib/xlrt_daemon.c) \
 .PHONY: bench-daemon
 bench-daemon: $(BENCH_DAEMON) $(XLRD_BIN) $(TEST_PROGS)
 	XLR_BUILD=$(BUILD) $(BENCH_DAEMON)
+BENCH_EXTRA_BINS += $(BENCH_DAEMON) $(XLRD_BIN) $(TEST_PROGS)

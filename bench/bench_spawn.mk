@@ -10,3 +10,4 @@ $(BENCH_SPAWN_BIN): $(call obj,bench/bench_spawn.c) $(LIB_A)
 .PHONY: bench-spawn
 bench-spawn: $(BENCH_SPAWN_BIN) $(BUILD)/tests/progs/spawn_probe
 	XLR_BUILD=$(BUILD) $(BENCH_SPAWN_BIN) $(BENCH_SPAWN_ROUNDS)
+BENCH_EXTRA_BINS += $(BENCH_SPAWN_BIN) $(BUILD)/tests/progs/spawn_probe

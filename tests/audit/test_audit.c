@@ -60,6 +60,7 @@ typedef struct {
     bool forks_move;
     pid_t procs[8]; /* ours to kill and wait for */
     unsigned nprocs;
+    const char *setid_roots[2]; /* the setid walk: this fixture's dir */
     pid_t nursery;       /* ours to stop, after reaping... */
     uint32_t reap_domid; /* ...this domid's uid, if not 0 */
     xlreaper_audit_result res;
@@ -127,6 +128,10 @@ static int setup(void **state)
     f->h.forks = hook_forks;
     f->h.opaque = f;
     f->h.sweep_max_domid = SWEEP_MAX;
+    /* The setid walk of the whole host (test_audit_setid.c) takes
+     * seconds; here it walks the fixture only. */
+    f->setid_roots[0] = f->dir;
+    f->h.setid_roots = f->setid_roots;
     f->live[f->nlive++] = LIVE;
     xlreaper_audit_result_init(&f->res);
     *state = f;
@@ -1207,7 +1212,7 @@ static void test_stopper_found(void **state)
 static int cli(fx *f, const char *const *args, char **out_r)
 {
     char bin[512], conf[512];
-    char *argv[12];
+    char *argv[14];
     int n = 0, status;
 
     snprintf(bin, sizeof(bin), "%s/bin/xl-reaper", xlrt_build_dir());
@@ -1215,8 +1220,15 @@ static int cli(fx *f, const char *const *args, char **out_r)
     argv[n++] = bin;
     argv[n++] = "-c";
     argv[n++] = conf;
-    for (; *args && n < 11; args++)
+    for (; *args && n < 11; args++) {
         argv[n++] = (char *)*args;
+        /* The set-id walk of the host takes seconds a run: it has a
+         * suite of its own (test_audit_setid). */
+        if (n == 4 && !strcmp(*args, "audit")) {
+            argv[n++] = "--setid-timeout";
+            argv[n++] = "0";
+        }
+    }
     argv[n] = NULL;
     status = xlrt_run(argv, out_r, NULL);
     assert_true(WIFEXITED(status));
@@ -1273,26 +1285,54 @@ static void test_cli_exit_codes_and_formats(void **state)
 
 /* ---------- the osstest step ---------- */
 
-static int ts(fx *f, const char *xl_reaper, char **out_r)
+/*
+ * tools/xl-hooks/ts-xl-reaper-audit, a Perl step on Osstest.pm, run
+ * against the stub Osstest tree in tests/osstest/stub: the same calls,
+ * but target_cmd_output_root runs its command here instead of over
+ * ssh, so the step audits this machine for real.  Its exit status
+ * (osstest only looks at zero or not) and its log are checked.
+ */
+static int ts(fx *f, const char *xl_reaper, const char *timeout,
+              char **out_r)
 {
-    char *env[6], *argv[] = { "/bin/sh", "tools/xl-hooks/ts-xl-reaper-audit",
+    char *env[4], *argv[] = { "/usr/bin/perl", "-Itests/osstest/stub",
+                              "tools/xl-hooks/ts-xl-reaper-audit",
                               "host=localhost", "after-start", NULL };
     int status;
 
-    assert_true(asprintf(&env[0], "OSSTEST_XL_REAPER=%s", xl_reaper) > 0);
-    assert_true(asprintf(&env[1], "OSSTEST_STASH=%s", f->dir) > 0);
-    env[2] = "XLR_AUDIT_RUN=env";
+    assert_true(asprintf(&env[0], "OSSTEST_STUB_RUNVAR_xlreaper_command=%s",
+                         xl_reaper) > 0);
+    assert_true(asprintf(&env[1], "OSSTEST_STUB_STASH=%s", f->dir) > 0);
+    assert_true(asprintf(&env[2],
+                         "OSSTEST_STUB_RUNVAR_xlreaper_audit_timeout=%s",
+                         timeout ? timeout : "600") > 0);
     env[3] = NULL;
     for (int i = 0; env[i]; i++)
         putenv(env[i]);
-    status = xlrt_run(argv, out_r, NULL);
-    unsetenv("OSSTEST_XL_REAPER");
-    unsetenv("OSSTEST_STASH");
-    unsetenv("XLR_AUDIT_RUN");
-    free(env[0]);
-    free(env[1]);
+    /* The log is on stderr, as osstest's logm writes it. */
+    status = xlrt_run(argv, NULL, out_r);
+    unsetenv("OSSTEST_STUB_RUNVAR_xlreaper_command");
+    unsetenv("OSSTEST_STUB_STASH");
+    unsetenv("OSSTEST_STUB_RUNVAR_xlreaper_audit_timeout");
+    for (int i = 0; env[i]; i++)
+        free(env[i]);
     assert_true(WIFEXITED(status));
     return WEXITSTATUS(status);
+}
+
+static void test_ts_compiles(void **state)
+{
+    char *argv[] = { "/usr/bin/perl", "-c", "-Itests/osstest/stub",
+                     "tools/xl-hooks/ts-xl-reaper-audit", NULL };
+    char *err;
+    int status;
+
+    (void)state;
+    status = xlrt_run(argv, NULL, &err);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+        !strstr(err, "syntax OK"))
+        fail_msg("perl -c: status %d: %s", status, err);
+    free(err);
 }
 
 static void test_ts_script(void **state)
@@ -1303,11 +1343,12 @@ static void test_ts_script(void **state)
     snprintf(cmd, sizeof(cmd), "%s/bin/xl-reaper -c %s/xl-reaper.conf",
              xlrt_build_dir(), f->dir);
     /* No Xen here: the audit could not check, and the step fails. */
-    assert_int_equal(ts(f, cmd, &out), 1);
-    assert_non_null(strstr(out, "audit exited 2"));
-    assert_non_null(strstr(out, "audit: not ok 1 - live_domains"));
+    assert_int_not_equal(ts(f, cmd, NULL, &out), 0);
+    assert_non_null(strstr(out, "audit on localhost (after-start) exited 2"));
+    assert_non_null(strstr(out, "Z audit: not ok 1 - live_domains"));
     assert_non_null(strstr(out, "FAILURE: localhost (after-start): the "
                                 "audit could not check everything"));
+    assert_null(strstr(out, "BROKEN"));
     free(out);
     assert_true(asprintf(&tap,
                          "%s/localhost--xl-reaper-audit-after-start"
@@ -1315,12 +1356,20 @@ static void test_ts_script(void **state)
                          f->dir) > 0);
     assert_int_equal(access(tap, R_OK), 0);
 
+    /* A violation; the TAP of the first run is kept, not overwritten. */
     start_task(f, BASE, false);
-    assert_int_equal(ts(f, cmd, &out), 1);
+    assert_int_not_equal(ts(f, cmd, NULL, &out), 0);
     assert_non_null(strstr(out, "the audit found violations"));
     assert_non_null(strstr(out, "reaper_idle"));
     free(out);
     stop_procs(f);
+    free(tap);
+    assert_true(asprintf(&tap,
+                         "%s/localhost--xl-reaper-audit-after-start"
+                         ".tap+",
+                         f->dir) > 0);
+    assert_int_equal(access(tap, R_OK), 0);
+    free(tap);
 
     /* What a host that passes says, and a TAP cut short. */
     fake = xlrt_write_file(f->dir, "pass.sh",
@@ -1328,19 +1377,41 @@ static void test_ts_script(void **state)
                            "echo 'ok 1 - a'; echo 'ok 2 - b';"
                            "echo '# audit: PASS: 0 violations'; exit 0\n");
     snprintf(cmd, sizeof(cmd), "/bin/sh %s", fake);
-    assert_int_equal(ts(f, cmd, &out), 0);
-    assert_non_null(strstr(out, "localhost: every DM jailed"));
+    assert_int_equal(ts(f, cmd, NULL, &out), 0);
+    assert_non_null(strstr(out, "localhost (after-start): every DM jailed"));
+    assert_non_null(strstr(out, "(after-start): PASS: 0 violations"));
     free(out);
     free(fake);
     fake = xlrt_write_file(f->dir, "cut.sh",
                            "echo 'TAP version 13'; echo 1..3;"
                            "echo 'ok 1 - a'; exit 0\n");
     snprintf(cmd, sizeof(cmd), "/bin/sh %s", fake);
-    assert_int_equal(ts(f, cmd, &out), 1);
+    assert_int_not_equal(ts(f, cmd, NULL, &out), 0);
     assert_non_null(strstr(out, "TAP plan 1..3 but 1 test lines"));
     free(out);
     free(fake);
-    free(tap);
+
+    /* Not the audit's verdict, but a host or a command that does not
+     * answer: broken, not failed. */
+    fake = xlrt_write_file(f->dir, "odd.sh", "echo 'TAP version 13'; exit 7\n");
+    snprintf(cmd, sizeof(cmd), "/bin/sh %s", fake);
+    assert_int_not_equal(ts(f, cmd, NULL, &out), 0);
+    assert_non_null(strstr(out, "BROKEN: localhost (after-start): "
+                                "unexpected exit 7"));
+    free(out);
+    free(fake);
+    fake = xlrt_write_file(f->dir, "slow.sh", "exec sleep 30\n");
+    snprintf(cmd, sizeof(cmd), "/bin/sh %s", fake);
+    assert_int_not_equal(ts(f, cmd, "1", &out), 0);
+    assert_non_null(strstr(out, "BROKEN: localhost (after-start): could not "
+                                "run the audit: status (timed out)"));
+    free(out);
+    free(fake);
+
+    /* The command goes into a shell on the host: nothing else does. */
+    assert_int_not_equal(ts(f, "xl-reaper; rm -rf /", NULL, &out), 0);
+    assert_non_null(strstr(out, "unsafe characters"));
+    free(out);
 }
 
 int main(void)
@@ -1376,6 +1447,7 @@ int main(void)
         T(test_fork_racer_found),
         T(test_stopper_found),
         T(test_cli_exit_codes_and_formats),
+        cmocka_unit_test(test_ts_compiles),
         T(test_ts_script),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -120,8 +120,7 @@ static char *config(const char *extra)
 
     snprintf(lock, sizeof(lock), "lock_file = \"%s/lock\"\n", S.dir);
     snprintf(text, sizeof(text), "%s%s%s%s",
-             own_base ? "" : "dm_uid_base = 9200000\n",
-             own_lock ? "" : lock,
+             own_base ? "" : "dm_uid_base = 9200000\n", own_lock ? "" : lock,
              own_qemu ? "" : "qemu_path = \"/bin/true\"\n",
              extra ? extra : "");
     return xlrt_write_file(S.dir, "check.conf", text);
@@ -135,8 +134,12 @@ typedef struct {
 static result check(const char *extra, bool json)
 {
     char *cfg = config(extra);
-    char *argv[] = { S.cli, "--config", cfg, json ? "--json" : "check",
-                     json ? "check" : NULL, NULL };
+    char *argv[] = { S.cli,
+                     "--config",
+                     cfg,
+                     json ? "--json" : "check",
+                     json ? "check" : NULL,
+                     NULL };
     result r;
 
     r.status = xlrt_run(argv, &r.out, &r.err);
@@ -151,8 +154,7 @@ static void result_free(result *r)
 }
 
 /* The report's line for check name, malloc'd, or NULL. */
-static char *report_line(const char *out, const char *prefix,
-                         const char *name)
+static char *report_line(const char *out, const char *prefix, const char *name)
 {
     char head[128];
     const char *l, *nl;
@@ -177,8 +179,7 @@ static void assert_refused(const char *extra, const char *name,
     snprintf(head, sizeof(head), "xl-reaper: error: check: %s: ", name);
     if (!WIFEXITED(r.status) || WEXITSTATUS(r.status) != 1 || !line ||
         !strstr(line, why) || !strstr(r.out, "\nnot ok: ") ||
-        strstr(r.out, "\nok\n") || !strstr(r.err, head) ||
-        !strstr(r.err, why))
+        strstr(r.out, "\nok\n") || !strstr(r.err, head) || !strstr(r.err, why))
         fail_msg("config with\n%s\nstatus %#x, want exit 1 and %s "
                  "FAILED: ...%s...\nreport line: %s\nstderr: %s",
                  extra ? extra : "", r.status, name, why, line, r.err);
@@ -202,10 +203,10 @@ static void assert_ok(const char *extra, const char *name, const char *what)
 
 static void test_ok_means_every_check(void **state)
 {
-    static const char *const names[] = {
-        "root",       "passwd_range",  "group_range", "subordinate_ids",
-        "qemu_path",  "cgroup_parent", "lock_file",   NULL
-    };
+    static const char *const names[] = { "root",        "passwd_range",
+                                         "group_range", "subordinate_ids",
+                                         "qemu_path",   "cgroup_parent",
+                                         "lock_file",   NULL };
     result r;
 
     (void)state;
@@ -293,8 +294,8 @@ static void test_cgroup_parent(void **state)
         if (unshare(CLONE_NEWNS) < 0 ||
             mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
             mount(parent, parent, NULL, MS_BIND, NULL) < 0 ||
-            mount(NULL, parent, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY,
-                  NULL) < 0)
+            mount(NULL, parent, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY, NULL) <
+                0)
             _exit(100);
         dup2(fd, 1);
         dup2(p[1], 2);
@@ -381,6 +382,64 @@ static void test_group_in_range(void **state)
     groupdel("xlrtest-rb");
 }
 
+/* A spawn looks its one gid up, and refuses it too. */
+static void test_spawn_refuses_group_gid(void **state)
+{
+    char *cfg = config(NULL), *out, *err;
+    char *argv[] = { S.cli, "--config", cfg,         "spawn",
+                     "5",   "--",       "/bin/true", NULL };
+    int status;
+
+    (void)state;
+    groupadd("xlrtest-dm5", BASE + 5);
+    status = xlrt_run(argv, &out, &err);
+    groupdel("xlrtest-dm5");
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 1 ||
+        !strstr(err, "xl-reaper: error: domid 5: its DM gid 9200005 is group "
+                     "xlrtest-dm5 of this host"))
+        fail_msg("spawn with a group at the DM's gid: status %#x\nstderr: %s",
+                 status, err);
+    free(out);
+    free(err);
+    /* Without it, the same spawn runs. */
+    status = xlrt_run(argv, &out, &err);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        fail_msg("spawn: status %#x\nstderr: %s", status, err);
+    free(out);
+    free(err);
+    free(cfg);
+}
+
+/* check and audit print the DM uid range in one form. */
+static void test_range_printed_alike(void **state)
+{
+    static const char want[] = "9200001..9232751 (base 9200000 + domid "
+                               "1..32751)";
+    char *cfg = config(NULL), *out, *err, *at;
+    char *audit[] = { S.cli, "--config", cfg, "audit", "--xenstore-timeout",
+                      "100", NULL };
+    result r;
+    int status;
+
+    (void)state;
+    r = check(NULL, false);
+    at = strstr(r.out, "\ndm uid range:    ");
+    if (!at || strncmp(at + 18, want, strlen(want)))
+        fail_msg("check's range line lacks \"%s\":\n%s", want, r.out);
+    result_free(&r);
+    /* Without Xen the audit cannot check the domains (exit 2), and still
+     * heads its table with the range. */
+    status = xlrt_run(audit, &out, &err);
+    assert_true(WIFEXITED(status));
+    if (strncmp(out, "xl-reaper audit: dm uid range ", 30) ||
+        strncmp(out + 30, want, strlen(want)))
+        fail_msg("audit's first line lacks \"dm uid range %s\":\n%s", want,
+                 out);
+    free(out);
+    free(err);
+    free(cfg);
+}
+
 static void test_not_root(void **state)
 {
     char *cfg = config(NULL), *out, *err;
@@ -424,6 +483,8 @@ int main(void)
         cmocka_unit_test(test_cgroup_parent),
         cmocka_unit_test(test_lock_file),
         cmocka_unit_test(test_group_in_range),
+        cmocka_unit_test(test_spawn_refuses_group_gid),
+        cmocka_unit_test(test_range_printed_alike),
         cmocka_unit_test(test_not_root),
     };
     return cmocka_run_group_tests(tests, suite_setup, suite_teardown);

@@ -26,9 +26,9 @@ static struct {
     pid_t sleeper; /* domid 9's "DM": every bad input must leave it be */
 } S;
 
-#define GOOD_CONFIG                                                        \
-    "dm_uid_base = 3200000\nlock_file = \"%s/lock\"\n"                     \
-    "reap_timeout_ms = 300\nlock_timeout_ms = 200\n"                       \
+#define GOOD_CONFIG                                                           \
+    "dm_uid_base = 3200000\nlock_file = \"%s/lock\"\n"                        \
+    "reap_timeout_ms = 300\nlock_timeout_ms = 200\n"                          \
     "qemu_path = \"/bin/true\"\n"
 
 static int suite_setup(void **state)
@@ -129,18 +129,36 @@ static void test_good_commands(void **state)
         { NULL, { "uid", "5" }, 0, "3200005 3200005\n", NULL },
         { NULL, { "uid", "32751" }, 0, "3232751 3232751\n", NULL },
         { NULL, { "uid", "--pet" }, 0, "3200000\n", NULL },
-        { NULL, { "--json", "uid", "5" }, 0,
-          "{\"domid\":5,\"uid\":3200005,\"gid\":3200005}", NULL },
+        { NULL,
+          { "--json", "uid", "5" },
+          0,
+          "{\"domid\":5,\"uid\":3200005,\"gid\":3200005}",
+          NULL },
         { NULL, { "check" }, 0, "ok\n", NULL },
-        { NULL, { "check" }, 0, "3200001..3232751 (base 3200000 + domid "
-                                "1..32751)", NULL },
-        { NULL, { "check" }, 0, "\n  ok     group_range      no group in gids "
-                                "3200001..3232751", NULL },
+        { NULL,
+          { "check" },
+          0,
+          "3200001..3232751 (base 3200000 + domid "
+          "1..32751)",
+          NULL },
+        { NULL,
+          { "check" },
+          0,
+          "\n  ok     group_range      no group in gids "
+          "3200001..3232751",
+          NULL },
         { NULL, { "check" }, 0, "\n  uid_switch = \"exec\"\n", NULL },
         { NULL, { "check" }, 0, "\n  # cgroup_parent is not set\n", NULL },
-        { NULL, { "--json", "check" }, 0,
-          "\"settings\":{\"dm_uid_base\":3200000,", NULL },
-        { NULL, { "kill", "7" }, 0, "verified empty (the kernel counted no task", NULL },
+        { NULL,
+          { "--json", "check" },
+          0,
+          "\"settings\":{\"dm_uid_base\":3200000,",
+          NULL },
+        { NULL,
+          { "kill", "7" },
+          0,
+          "verified empty (the kernel counted no task",
+          NULL },
         { NULL, { "--json", "kill", "7" }, 0, "\"outcome\":\"empty\"", NULL },
         { NULL, { "status", "7" }, 0, "the kernel counts 0 tasks", NULL },
         { NULL, { "status", "9" }, 3, "the kernel counts 1 task;", NULL },
@@ -175,24 +193,43 @@ static void test_bad_configs(void **state)
     static const cli_case cases[] = {
         { "", { "check" }, 1, NULL, "sets nothing" },
         { "dm_uid_base =\n", { "kill", "7" }, 1, NULL, "parsing error" },
-        { "\x7f" "ELF\x02\x01\x01\xff", { "kill", "7" }, 1, NULL, NULL },
+        { "\x7f"
+          "ELF\x02\x01\x01\xff",
+          { "kill", "7" },
+          1,
+          NULL,
+          NULL },
         { "dm_uid_base = 0\n", { "kill", "7" }, 1, NULL, "out of range" },
         { "dm_uid_base = \"x\"\n", { "check" }, 1, NULL, "must be a number" },
-        { "dm_uid_base = 4294967295\n", { "uid", "1" }, 1, NULL,
+        { "dm_uid_base = 4294967295\n",
+          { "uid", "1" },
+          1,
+          NULL,
           "range would end past" },
-        { "dm_uid_base = 3200000\nreaper_uid = 0\n", { "check" }, 1, NULL,
+        { "dm_uid_base = 3200000\nreaper_uid = 0\n",
+          { "check" },
+          1,
+          NULL,
           "out of range" },
-        { "dm_uid_base = 3200000\nlock_fle = \"/x\"\n", { "kill", "9" }, 1,
-          NULL, "case.conf:2: unknown key lock_fle" },
+        { "dm_uid_base = 3200000\nlock_fle = \"/x\"\n",
+          { "kill", "9" },
+          1,
+          NULL,
+          "case.conf:2: unknown key lock_fle" },
         /* xl.cfg has no negative numbers: libxlutil's "lexical error" and
          * its three lines of "looks like Python" become one line that
          * names the key and its range (run_case: one line only). */
-        { "dm_uid_base = 3200000\nlock_timeout_ms = -5\n", { "check" }, 1,
+        { "dm_uid_base = 3200000\nlock_timeout_ms = -5\n",
+          { "check" },
+          1,
           NULL,
           "case.conf:2: lock_timeout_ms = -5: a negative number; "
           "lock_timeout_ms takes 0..3600000" },
-        { "dm_uid_base = 3200000\nlock_timeout_ms = 1.5\n", { "check" }, 1,
-          NULL, "case.conf:2: config parsing error near `.5': lexical error" },
+        { "dm_uid_base = 3200000\nlock_timeout_ms = 1.5\n",
+          { "check" },
+          1,
+          NULL,
+          "case.conf:2: config parsing error near `.5': lexical error" },
     };
     (void)state;
     run_table(cases, sizeof(cases) / sizeof(cases[0]));
@@ -218,7 +255,10 @@ static void test_bad_commands(void **state)
 {
     static const cli_case cases[] = {
         { NULL, { "frobnicate" }, 1, NULL, "unknown command 'frobnicate'" },
-        { NULL, { "--bogus-option", "kill", "9" }, 1, NULL,
+        { NULL,
+          { "--bogus-option", "kill", "9" },
+          1,
+          NULL,
           "unknown option '--bogus-option'" },
         { NULL, { "kill", "9", "10" }, 1, NULL, "usage" },
         { NULL, { "uid", "--pat" }, 1, NULL, "uid: unknown option '--pat'" },
@@ -226,11 +266,20 @@ static void test_bad_commands(void **state)
         { NULL, { "spawn", "9", "/bin/true" }, 1, NULL, "usage" },
         { NULL, { "spawn", "9", "--" }, 1, NULL, "usage" },
         { NULL, { "spawn", "0", "--", "/bin/true" }, 1, NULL, "dom0" },
-        { NULL, { "spawn", "8", "--", "/nonexistent/qemu" }, 1, NULL,
+        { NULL,
+          { "spawn", "8", "--", "/nonexistent/qemu" },
+          1,
+          NULL,
           "/nonexistent/qemu" },
-        { NULL, { "spawn", "8", "--", "/etc/passwd" }, 1, NULL,
+        { NULL,
+          { "spawn", "8", "--", "/etc/passwd" },
+          1,
+          NULL,
           "not an executable file" },
-        { NULL, { "spawn", "8", "--", "/tmp" }, 1, NULL,
+        { NULL,
+          { "spawn", "8", "--", "/tmp" },
+          1,
+          NULL,
           "not an executable file" },
     };
     (void)state;

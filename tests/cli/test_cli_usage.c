@@ -27,7 +27,7 @@
 static struct {
     char *dir;
     char cli[512], daemon[512], wrapper[512];
-    char *bad;     /* a config with an unknown key */
+    char *bad; /* a config with an unknown key */
 } S;
 
 static int suite_setup(void **state)
@@ -156,7 +156,9 @@ static void test_help_without_config(void **state)
     const char *const broken[] = { "--config", S.bad, NULL };
     const char *const *configs[] = { none, missing, broken };
     const char *const helps[][4] = {
-        { "--help", NULL }, { "-h", NULL }, { "7", "--help", NULL },
+        { "--help", NULL },
+        { "-h", NULL },
+        { "7", "--help", NULL },
     };
     char *out, *err, want[64];
 
@@ -219,54 +221,70 @@ static void test_help_without_config(void **state)
 typedef struct {
     const char *args[8]; /* after --config NO_CONFIG */
     int exit;
-    const char *err;     /* stderr, after "xl-reaper: error: " */
+    const char *err; /* stderr, after "xl-reaper: error: " */
 } usage_case;
 
 static void test_usage_errors_say_what(void **state)
 {
     static const usage_case cases[] = {
         /* The issue's own example. */
-        { { "spawn", "--bogus", "5", "--", "x" }, 1,
+        { { "spawn", "--bogus", "5", "--", "x" },
+          1,
           "spawn: unknown option '--bogus' (usage: xl-reaper spawn "
           "[--reap-stale] DOMID -- PROG [ARG...])" },
         { { "spawn", "-q", "5", "--", "x" }, 1, "spawn: unknown option '-q'" },
         { { "spawn" }, 1, "spawn: missing DOMID (usage: " },
         { { "spawn", "5" }, 1, "spawn: missing '--' and PROG after DOMID" },
-        { { "spawn", "5", "x" }, 1,
+        { { "spawn", "5", "x" },
+          1,
           "spawn: expected '--' after DOMID, got 'x'" },
         { { "spawn", "5", "--" }, 1, "spawn: missing PROG after '--'" },
         { { "spawn", "0", "--", "x" }, 1, "domid 0 is dom0" },
         { { "spawn", "x5", "--", "x" }, 1, "invalid domid 'x5'" },
         { { "kill" }, 1, "kill: missing DOMID (usage: xl-reaper kill DOMID)" },
-        { { "kill", "5", "6" }, 1,
+        { { "kill", "5", "6" },
+          1,
           "kill: unexpected argument '6' after DOMID" },
         { { "kill", "--now", "5" }, 1, "kill: unknown option '--now'" },
         { { "kill", "-1" }, 1, "invalid domid '-1'" },
         { { "kill", "0" }, 1, "domid 0 is dom0" },
         { { "status" }, 1, "status: missing DOMID" },
-        { { "status", "5", "x" }, 1,
+        { { "status", "5", "x" },
+          1,
           "status: unexpected argument 'x' after DOMID" },
         /* destroy and audit run in xl-reaper-xen: the same words. */
         { { "destroy" }, 1, "destroy: missing DOMID" },
-        { { "destroy", "--force", "5" }, 1,
+        { { "destroy", "--force", "5" },
+          1,
           "destroy: unknown option '--force'" },
-        { { "uid" }, 1, "uid: missing DOMID (usage: xl-reaper uid DOMID | "
-                        "--pet)" },
-        { { "uid", "--pet", "x" }, 1,
+        { { "uid" },
+          1,
+          "uid: missing DOMID (usage: xl-reaper uid DOMID | "
+          "--pet)" },
+        { { "uid", "--pet", "x" },
+          1,
           "uid: unexpected argument 'x' after --pet" },
         { { "uid", "--pat" }, 1, "uid: unknown option '--pat'" },
-        { { "check", "extra" }, 1,
+        { { "check", "extra" },
+          1,
           "check: unexpected argument 'extra' (usage: xl-reaper check)" },
         { { "check", "--quiet" }, 1, "check: unknown option '--quiet'" },
         { { "audit", "--bogus" }, 2, "audit: unknown option '--bogus'" },
-        { { "audit", "--tap", "--json" }, 2,
+        { { "audit", "--tap", "--json" },
+          2,
           "audit: --tap and --json exclude each other" },
-        { { "audit", "--xenstore-timeout" }, 2,
+        { { "audit", "--setid-timeout", "-1" },
+          2,
+          "audit: --setid-timeout '-1': a number of ms, 0..3600000" },
+        { { "audit", "--xenstore-timeout" },
+          2,
           "audit: option '--xenstore-timeout' needs a value" },
-        { { "audit", "--xenstore-timeout", "0" }, 2,
+        { { "audit", "--xenstore-timeout", "0" },
+          2,
           "audit: --xenstore-timeout '0': a number of ms, 1..600000" },
         { { "audit", "extra" }, 2, "audit: unexpected argument 'extra'" },
-        { { "frobnicate" }, 1,
+        { { "frobnicate" },
+          1,
           "unknown command 'frobnicate' (see xl-reaper --help)" },
         { { "--bogus", "kill", "5" }, 1, "unknown option '--bogus'" },
         { { "-jz", "kill", "5" }, 1, "unknown option '-z'" },
@@ -281,8 +299,8 @@ static void test_usage_errors_say_what(void **state)
         int status = run_cli(missing, NULL, c->args, &out, &err);
 
         if (!WIFEXITED(status) || WEXITSTATUS(status) != c->exit)
-            fail_msg("case %zu (%s): status %#x, want exit %d\nstderr: %s",
-                     i, c->args[0] ? c->args[0] : "", status, c->exit, err);
+            fail_msg("case %zu (%s): status %#x, want exit %d\nstderr: %s", i,
+                     c->args[0] ? c->args[0] : "", status, c->exit, err);
         if (count_lines(err) != 1 || strncmp(err, "xl-reaper: error: ", 18) ||
             !strstr(err, c->err))
             fail_msg("case %zu: want one line \"xl-reaper: error: ...%s...\""
@@ -360,8 +378,8 @@ static void test_one_prefix_per_program(void **state)
     snprintf(link_w, sizeof(link_w), "%s/xlrtest-wrapper-link", S.dir);
     /* The build directory may be relative: the links need its real
      * path. */
-    char *real_d = realpath(S.daemon, NULL), *real_w = realpath(S.wrapper,
-                                                                NULL);
+    char *real_d = realpath(S.daemon, NULL),
+         *real_w = realpath(S.wrapper, NULL);
     assert_non_null(real_d);
     assert_non_null(real_w);
     assert_int_equal(symlink(real_d, link_d), 0);

@@ -44,8 +44,8 @@ static int suite_setup(void **state)
                  strerror(errno));
     snprintf(S.demo, sizeof(S.demo), "%s", p);
     free(p);
-    snprintf(text, sizeof(text),
-             "dm_uid_base = %u\nlock_file = \"%s/lock\"\n", CONF_BASE, S.dir);
+    snprintf(text, sizeof(text), "dm_uid_base = %u\nlock_file = \"%s/lock\"\n",
+             CONF_BASE, S.dir);
     p = xlrt_write_file(S.dir, "host.conf", text);
     snprintf(S.conf, sizeof(S.conf), "%s", p);
     free(p);
@@ -97,13 +97,13 @@ static void assert_shown(const result *r, uid_t uid, const char *where)
 
     snprintf(done, sizeof(done), "xl-reaper kill emptied uid %lu in one call",
              (unsigned long)uid);
-    snprintf(seen, sizeof(seen), "under uid %lu\n   in %s",
-             (unsigned long)uid, where);
+    snprintf(seen, sizeof(seen), "under uid %lu\n   in %s", (unsigned long)uid,
+             where);
     if (!WIFEXITED(r->status) || WEXITSTATUS(r->status) ||
         !strstr(r->out, seen) || !strstr(r->out, "   seen running: ") ||
         !strstr(r->out, done) || strstr(r->out, "survived 0 of 5"))
-        fail_msg("demo: status %#x\nstdout: %s\nstderr: %s", r->status,
-                 r->out, r->err);
+        fail_msg("demo: status %#x\nstdout: %s\nstderr: %s", r->status, r->out,
+                 r->err);
     /* Nothing left behind. */
     assert_int_equal(xlrt_kernel_count(uid), 0);
 }
@@ -129,8 +129,8 @@ static bool host_has_range(void)
 }
 
 static char env_conf[700], env_domid[] = "XLR_DEMO_DOMID=9",
-                          env_none[] = "XLR_DEMO_HOST_CONFIG=/nonexistent/"
-                                       "xlrtest-demo.conf";
+                           env_none[] = "XLR_DEMO_HOST_CONFIG=/nonexistent/"
+                                        "xlrtest-demo.conf";
 
 static void test_configured_range(void **state)
 {
@@ -246,9 +246,15 @@ static void test_range_base_user(void **state)
 {
     static char domid[] = "XLR_DEMO_DOMID=5";
     const char *env[] = { env_none, domid, NULL };
-    const char *add[] = { "/usr/sbin/useradd", "--system", "--no-create-home",
-                          "--uid", "9270000", "--user-group", "--shell",
-                          "/usr/sbin/nologin", "xen-qemuuser-range-base",
+    const char *add[] = { "/usr/sbin/useradd",
+                          "--system",
+                          "--no-create-home",
+                          "--uid",
+                          "9270000",
+                          "--user-group",
+                          "--shell",
+                          "/usr/sbin/nologin",
+                          "xen-qemuuser-range-base",
                           NULL };
     const char *del[] = { "/usr/sbin/userdel", "xen-qemuuser-range-base",
                           NULL };

@@ -34,10 +34,12 @@ typedef struct {
     int lfd;           /* the reaper lock, when a scenario holds it */
 } fixture;
 
+/* No metrics file: the default one may be a real collector's. */
 static const char config_text[] = "dm_uid_base = %u\n"
                                   "lock_file = \"%s/lock\"\n"
                                   "lock_timeout_ms = 60000\n"
-                                  "sweep_interval_s = 3600\n";
+                                  "sweep_interval_s = 3600\n"
+                                  "metrics_file = \"\"\n";
 
 static char *write_config(const char *dir, unsigned base)
 {

@@ -49,7 +49,7 @@ static int setup(void **state)
     f->dir = xlrt_tmpdir();
     assert_true(asprintf(&text,
                          "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
-                         "sweep_interval_s = 1\n",
+                         "sweep_interval_s = 1\nmetrics_file = \"\"\n",
                          BASE, f->dir) > 0);
     f->ctx = xlrt_ctx(f->dir, text);
     f->config = xlrt_write_file(f->dir, "xl-reaper.conf", text);

@@ -74,9 +74,22 @@ static int each(void *opaque,
     return 0;
 }
 
+/* No group: the loader does not walk groups (check's host checks do). */
+static int each_group(void *opaque,
+                      int (*fn)(void *arg, const char *name, gid_t gid,
+                                char *const *members),
+                      void *arg)
+{
+    (void)opaque;
+    (void)fn;
+    (void)arg;
+    return 0;
+}
+
 static const xlreaper__passwd_ops fz_passwd = {
     .by_name = by_name,
     .each = each,
+    .each_group = each_group,
 };
 
 xlreaper_ctx *fz_ctx(void)

@@ -51,8 +51,24 @@ static int fake_each_group(void *opaque,
     return 0;
 }
 
+static int fake_group_by_gid(void *opaque, gid_t gid, char *name, size_t n,
+                             bool *members_r, bool *found_r)
+{
+    (void)opaque;
+    *found_r = false;
+    for (const xlrt_group *g = groups; g && g->name; g++) {
+        if (g->gid == gid && !*found_r) {
+            snprintf(name, n, "%s", g->name);
+            *members_r = g->member != NULL;
+            *found_r = true;
+        }
+    }
+    return 0;
+}
+
 static const xlreaper__passwd_ops fake_ops = { fake_by_name, fake_each,
-                                               fake_each_group };
+                                               fake_each_group,
+                                               fake_group_by_gid };
 
 void xlrt_fake_passwd(xlreaper_ctx *ctx, const xlrt_user *table)
 {

@@ -60,9 +60,8 @@ static int run(fixture *f, const char *text, const xlrt_group *groups)
 {
     char *path = xlrt_write_file(f->dir, "c.conf", text);
 
-    assert_int_equal(xlreaper_config_load(f->ctx, path,
-                                          XLREAPER_CONFIG_MUST_EXIST),
-                     0);
+    assert_int_equal(
+        xlreaper_config_load(f->ctx, path, XLREAPER_CONFIG_MUST_EXIST), 0);
     free(path);
     xlrt_fake_groups(groups);
     f->len = 0;
@@ -70,10 +69,10 @@ static int run(fixture *f, const char *text, const xlrt_group *groups)
     return xlreaper_host_check(f->ctx, collect, f);
 }
 
-#define assert_line(f, needle)                                             \
-    do {                                                                   \
-        if (!strstr((f)->lines, (needle)))                                 \
-            fail_msg("no \"%s\" in:\n%s", (needle), (f)->lines);           \
+#define assert_line(f, needle)                                                \
+    do {                                                                      \
+        if (!strstr((f)->lines, (needle)))                                    \
+            fail_msg("no \"%s\" in:\n%s", (needle), (f)->lines);              \
     } while (0)
 
 static void test_per_domain_groups(void **state)
@@ -92,9 +91,8 @@ static void test_per_domain_groups(void **state)
         { NULL, 0, NULL },
     };
     static const xlrt_group many[] = {
-        { "g1", 131081, NULL }, { "g2", 131082, NULL },
-        { "g3", 131083, NULL }, { "g4", 131084, NULL },
-        { "g5", 131085, NULL }, { "g6", 131086, NULL },
+        { "g1", 131081, NULL }, { "g2", 131082, NULL }, { "g3", 131083, NULL },
+        { "g4", 131084, NULL }, { "g5", 131085, NULL }, { "g6", 131086, NULL },
         { NULL, 0, NULL },
     };
     fixture *f = *state;
@@ -146,10 +144,10 @@ static void test_range_base_groups(void **state)
 
 static void test_every_check_reported(void **state)
 {
-    static const char *const names[] = { "root ",          "passwd_range ",
-                                         "group_range ",   "subordinate_ids ",
-                                         "qemu_path ",     "cgroup_parent ",
-                                         "lock_file ",     NULL };
+    static const char *const names[] = { "root ",        "passwd_range ",
+                                         "group_range ", "subordinate_ids ",
+                                         "qemu_path ",   "cgroup_parent ",
+                                         "lock_file ",   NULL };
     fixture *f = *state;
     char text[600];
 
@@ -179,6 +177,37 @@ static void test_subordinate_ids(void **state)
     free(u);
 }
 
+/* The one lookup a spawn makes. */
+static void test_dm_gid_lookup(void **state)
+{
+    static const xlrt_group groups[] = {
+        { "xen-qemuuser-range-base", 131072, NULL },
+        { "dm5", 131077, NULL },
+        { NULL, 0, NULL },
+    };
+    static const xlrt_group member[] = {
+        { "xen-qemuuser-range-base", 131072, "bob" },
+        { NULL, 0, NULL },
+    };
+    fixture *f = *state;
+
+    run(f, "dm_gid_mode = \"per-domain\"\n", groups);
+    xlrt_capture_reset();
+    assert_int_equal(xlreaper__dm_gid_check(f->ctx, 4, 131076), 0);
+    assert_int_equal(xlreaper__dm_gid_check(f->ctx, 5, 131077),
+                     XLREAPER_ERROR_INVAL);
+    assert_logged("domid 5: its DM gid 131077 is group dm5 of this host");
+    /* range-base: the base user's own group is meant to be it ... */
+    run(f, "dm_gid_mode = \"range-base\"\n", groups);
+    assert_int_equal(xlreaper__dm_gid_check(f->ctx, 5, 131072), 0);
+    /* ... with no member. */
+    run(f, "dm_gid_mode = \"range-base\"\n", member);
+    xlrt_capture_reset();
+    assert_int_equal(xlreaper__dm_gid_check(f->ctx, 5, 131072),
+                     XLREAPER_ERROR_INVAL);
+    assert_logged("group xen-qemuuser-range-base, which lists members,");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -188,8 +217,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_every_check_reported, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_subordinate_ids, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_subordinate_ids, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dm_gid_lookup, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -325,6 +325,74 @@ static void test_subid_overlap(void **state)
     }
 }
 
+/*
+ * XLREAPER_CONFIG_QUICK: /etc/passwd alone (here a file of the test's),
+ * NSS (the table) only for a name the config leaves to passwd and the
+ * file lacks.
+ */
+static int load_quick(fixture *f, const xlrt_user *nss, const char *passwd,
+                      const char *text, unsigned flags)
+{
+    char *ppath = xlrt_write_file(f->dir, "passwd", passwd);
+    char *path = xlrt_write_file(f->dir, "c.conf", text);
+    int rc;
+
+    xlrt_fake_passwd(f->ctx, nss);
+    xlreaper__ctx_set_passwd_local(f->ctx, &xlreaper__passwd_files, ppath);
+    xlrt_capture_reset();
+    rc = xlreaper_config_load(f->ctx, path,
+                              XLREAPER_CONFIG_MUST_EXIST | flags);
+    free(path);
+    free(ppath);
+    return rc;
+}
+
+static void test_quick_load_reads_the_file_alone(void **state)
+{
+    static const xlrt_user nss[] = {
+        { "xen-qemuuser-range-base", 131072, 131072 },
+        { "alice", 131072 + 5, 100 }, /* inside, in another NSS source */
+        { NULL, 0, 0 },
+    };
+    static const char files[] = "root:x:0:0::/root:/bin/sh\n"
+                                "bob:x:1000:1000::/home/bob:/bin/sh\n";
+    static const char files_clash[] =
+        "root:x:0:0::/root:/bin/sh\n"
+        "carol:x:131079:100::/home/carol:/bin/sh\n";
+    static const char files_base[] =
+        "xen-qemuuser-range-base:x:131072:131072::/:/usr/sbin/nologin\n";
+    const xlreaper_config *cfg;
+    fixture *f = *state;
+
+    /* The full load walks every source and refuses alice... */
+    assert_int_equal(load_quick(f, nss, files, "dm_uid_base = 131072\n", 0),
+                     XLREAPER_ERROR_INVAL);
+    assert_logged("passwd user alice");
+    /* ...the quick one reads the file, where she is not. */
+    assert_int_equal(load_quick(f, nss, files, "dm_uid_base = 131072\n",
+                                XLREAPER_CONFIG_QUICK),
+                     0);
+    /* A user of the file inside the range is refused by either. */
+    assert_int_equal(load_quick(f, nss, files_clash,
+                                "dm_uid_base = 131072\n",
+                                XLREAPER_CONFIG_QUICK),
+                     XLREAPER_ERROR_INVAL);
+    assert_logged("passwd user carol (uid 131079) is inside");
+    /* No dm_uid_base: a base the file lacks is asked of NSS... */
+    if (load_quick(f, nss, files, "lock_timeout_ms = 5000\n", XLREAPER_CONFIG_QUICK))
+        fail_msg("%s", xlrt_captured());
+    cfg = xlreaper_config_get(f->ctx);
+    assert_int_equal(cfg->dm_uid_base, 131072);
+    assert_string_equal(cfg->dm_uid_base_from,
+                        "passwd user xen-qemuuser-range-base");
+    /* ...and one the file has is taken from it. */
+    assert_int_equal(load_quick(f, (const xlrt_user[]){ { NULL, 0, 0 } },
+                                files_base, "lock_timeout_ms = 5000\n",
+                                XLREAPER_CONFIG_QUICK),
+                     0);
+    assert_int_equal(xlreaper_config_get(f->ctx)->dm_uid_base, 131072);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +420,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_gid_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_subid_overlap, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_quick_load_reads_the_file_alone,
+                                        setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

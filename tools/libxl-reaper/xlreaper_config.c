@@ -29,6 +29,8 @@ typedef enum {
     KEY_ENUM,     /* string from choices[], stored as its index */
     KEY_BOOL,     /* 0 or 1 */
     KEY_U64,      /* uint64_t field, min..max (rlimits) */
+    KEY_PROM,     /* a textfile-collector file: absolute, *.prom; ""
+                   * for none (NULL) */
 } key_type;
 
 typedef struct {
@@ -58,6 +60,7 @@ _Static_assert(RL_NUM <= XLREAPER_MAX_RLIMITS, "rlimits[] too small");
 #define F(field) offsetof(xlreaper_config, field)
 #define UNSIGNED(k, field, lo, hi) { k, KEY_UNSIGNED, F(field), lo, hi, NULL }
 #define PATH(k, field) { k, KEY_PATH, F(field), 0, 0, NULL }
+#define PROM(k, field) { k, KEY_PROM, F(field), 0, 0, NULL }
 #define ENUM(k, field, ch) { k, KEY_ENUM, F(field), 0, 0, ch }
 #define BOOL(k, field) { k, KEY_BOOL, F(field), 0, 1, NULL }
 #define U64(k, field, lo, hi) { k, KEY_U64, F(field), lo, hi, NULL }
@@ -89,11 +92,13 @@ static const key_spec keys[] = {
     PATH("cgroup_parent", cgroup_parent),
     PATH("qemu_path", qemu_path),
     UNSIGNED("sweep_interval_s", sweep_interval_s, 1, 86400),
+    PROM("metrics_file", metrics_file),
 };
 
 #undef F
 #undef UNSIGNED
 #undef PATH
+#undef PROM
 #undef ENUM
 #undef BOOL
 #undef U64
@@ -138,7 +143,8 @@ int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
         n = snprintf(buf, size, "\"%s\"",
                      k->choices[*(const int *)field]);
         break;
-    case KEY_PATH: {
+    case KEY_PATH:
+    case KEY_PROM: {
         const char *v = *(const char *const *)field;
         if (!v) {
             if (size)
@@ -183,6 +189,9 @@ int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
 #define DEFAULT_CHROOT_BASE "/var/run/xen"
 #define DEFAULT_QEMU_PATH "/usr/libexec/xen-qemu-system-i386"
 #define DEFAULT_SWEEP_INTERVAL_S 60
+/* Where Debian's prometheus-node-exporter reads textfiles
+ * (--collector.textfile.directory in /etc/default/prometheus-node-exporter). */
+#define DEFAULT_METRICS_FILE "/var/lib/prometheus/node-exporter/xl-reaper.prom"
 
 void xlreaper__config_init(xlreaper_config *cfg)
 {
@@ -211,7 +220,7 @@ void xlreaper__config_init(xlreaper_config *cfg)
 void xlreaper__config_dispose(xlreaper_config *cfg)
 {
     for (size_t i = 0; i < NUM_KEYS; i++) {
-        if (keys[i].type == KEY_PATH) {
+        if (keys[i].type == KEY_PATH || keys[i].type == KEY_PROM) {
             char **p = (char **)((char *)cfg + keys[i].offset);
             free(*p);
             *p = NULL;
@@ -228,7 +237,9 @@ static int set_default_strings(xlreaper_config *cfg)
     cfg->lock_file = strdup(XLREAPER_DEFAULT_LOCK_FILE);
     cfg->chroot_base = strdup(DEFAULT_CHROOT_BASE);
     cfg->qemu_path = strdup(DEFAULT_QEMU_PATH);
-    return cfg->lock_file && cfg->chroot_base && cfg->qemu_path
+    cfg->metrics_file = strdup(DEFAULT_METRICS_FILE);
+    return cfg->lock_file && cfg->chroot_base && cfg->qemu_path &&
+                   cfg->metrics_file
                ? 0
                : XLREAPER_ERROR_NOMEM;
 }
@@ -360,8 +371,8 @@ static unsigned report_line(const char *report, const char *path)
  * so, with the key's range: 1 if it did, 0 if the line is something
  * else.
  */
-static int say_negative(xlreaper_ctx *ctx, const char *path,
-                        const char *text, size_t len, unsigned line)
+static int say_negative(xlreaper_ctx *ctx, const char *path, const char *text,
+                        size_t len, unsigned line)
 {
     const char *p = text, *end = text + len, *k, *v;
     const key_spec *spec;
@@ -401,8 +412,9 @@ static int say_negative(xlreaper_ctx *ctx, const char *path,
     else if (spec->type == KEY_PATH || spec->type == KEY_ENUM)
         LOG(ERROR, "%s:%u: %s must be a quoted string", path, line, key);
     else
-        LOG(ERROR, "%s:%u: %s = %.*s: a negative number; %s takes "
-                   "%ld..%ld",
+        LOG(ERROR,
+            "%s:%u: %s = %.*s: a negative number; %s takes "
+            "%ld..%ld",
             path, line, key, (int)vn, v, key, spec->min, spec->max);
     return 1;
 }
@@ -442,6 +454,15 @@ static unsigned key_line(const key_walk *w, const char *key)
         if (!strcmp(w->seen[i].key, key))
             return w->seen[i].line;
     return 0;
+}
+
+/* NAME.prom, NAME not empty. */
+static bool prom_name_ok(const char *s)
+{
+    const char *base = strrchr(s, '/') + 1;
+    size_t n = strlen(base);
+
+    return n > 5 && !strcmp(base + n - 5, ".prom");
 }
 
 /*
@@ -497,6 +518,7 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
         return 0;
 
     case KEY_PATH:
+    case KEY_PROM:
     case KEY_ENUM:
         e = xlu_cfg_get_string(xlu, k->key, &s, 1);
         if (e) {
@@ -522,9 +544,23 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
                 w->path, line, k->key, s);
             return XLREAPER_ERROR_INVAL;
         }
+        if (k->type == KEY_PROM && !s[0]) {
+            char **field = (char **)((char *)cfg + k->offset);
+            free(*field);
+            *field = NULL; /* "": none */
+            return 0;
+        }
         if (s[0] != '/' || strlen(s) >= PATH_MAX) {
             LOG(ERROR, "%s:%u: %s must be an absolute path", w->path, line,
                 k->key);
+            return XLREAPER_ERROR_INVAL;
+        }
+        if (k->type == KEY_PROM && !prom_name_ok(s)) {
+            LOG(ERROR,
+                "%s:%u: %s = \"%s\": the file name must end in .prom "
+                "(node_exporter's textfile collector reads no other), or "
+                "be \"\" for no metrics file",
+                w->path, line, k->key, s);
             return XLREAPER_ERROR_INVAL;
         } else {
             char **field = (char **)((char *)cfg + k->offset);
@@ -538,7 +574,6 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
     }
     return XLREAPER_ERROR_INVAL;
 }
-
 
 static int parse_text(xlreaper_ctx *ctx, const char *path, const char *text,
                       size_t len, xlreaper_config *cfg, long *want_base,
@@ -597,8 +632,15 @@ static int parse_text(xlreaper_ctx *ctx, const char *path, const char *text,
         goto out;
     }
     for (unsigned i = 0; i < w->num; i++) {
-        rc = load_key(ctx, xlu, w, find_key(w->seen[i].key), cfg, want_base,
-                      want_reaper);
+        const key_spec *k = find_key(w->seen[i].key);
+
+        /* The walk has refused unknown keys (w->bad); said again here
+         * so that nothing rests on it (gcc -fanalyzer). */
+        if (!k) {
+            rc = XLREAPER_ERROR_INVAL;
+            goto out;
+        }
+        rc = load_key(ctx, xlu, w, k, cfg, want_base, want_reaper);
         if (rc)
             goto out;
     }
@@ -613,8 +655,8 @@ out:
     return rc;
 }
 
-int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
-                               const char *text, size_t len)
+static int load_text(xlreaper_ctx *ctx, const char *path, const char *text,
+                     size_t len, bool quick)
 {
     xlreaper_config *cfg;
     long want_base = -1, want_reaper = -1;
@@ -639,7 +681,7 @@ int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
             goto out;
     }
 
-    rc = xlreaper__uid_settle(ctx, cfg, want_base, want_reaper);
+    rc = xlreaper__uid_settle(ctx, cfg, want_base, want_reaper, quick);
     if (rc)
         goto out;
     rc = xlreaper__subid_check(ctx, cfg);
@@ -662,6 +704,12 @@ out:
     return rc;
 }
 
+int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
+                               const char *text, size_t len)
+{
+    return load_text(ctx, path, text, len, false);
+}
+
 int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
 {
     char *text = NULL;
@@ -680,7 +728,7 @@ int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags)
         }
         LOG(DEBUG, "%s absent: using the defaults", path);
     }
-    rc = xlreaper__config_load_text(ctx, path, text, len);
+    rc = load_text(ctx, path, text, len, flags & XLREAPER_CONFIG_QUICK);
     free(text);
     return rc;
 }

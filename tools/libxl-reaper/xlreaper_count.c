@@ -50,12 +50,18 @@ static int nproc_mark(uid_t uid)
 {
     struct rlimit zero;
 
-    if (getrlimit(RLIMIT_NPROC, &zero) < 0)
-        return -1;
+    /* Read once per helper (a fresh copy of 0 in each child): every
+     * system call is some microseconds on the reap's path. */
+    if (!nproc_hard) {
+        if (getrlimit(RLIMIT_NPROC, &zero) < 0)
+            return -1;
+        nproc_hard = zero.rlim_max;
+    }
     zero.rlim_cur = 0;
-    nproc_hard = zero.rlim_max;
-    if (xlreaper__sys_setresuid(-1, 0, -1) < 0 ||
-        xlreaper__sys_setresuid(0, -1, -1) < 0 ||
+    zero.rlim_max = nproc_hard;
+    /* Saved uid 0 lets the real and effective uids both go to 0 in one
+     * call; the real uid 0 is never marked. */
+    if (xlreaper__sys_setresuid(0, 0, -1) < 0 ||
         setrlimit(RLIMIT_NPROC, &zero) < 0 ||
         xlreaper__sys_setresuid(-1, uid, -1) < 0 ||
         xlreaper__sys_setresuid(uid, -1, -1) < 0)

@@ -19,6 +19,7 @@ int xlreaper_ctx_alloc(xlreaper_ctx **ctx_r, xentoollog_logger *lg)
         return XLREAPER_ERROR_NOMEM;
     ctx->lg = lg;
     ctx->pw = &xlreaper__passwd_system;
+    ctx->pw_local = &xlreaper__passwd_files;
     ctx->progname = program_invocation_short_name;
     *ctx_r = ctx;
     return 0;
@@ -46,6 +47,16 @@ void xlreaper__ctx_set_passwd(xlreaper_ctx *ctx,
 {
     ctx->pw = ops;
     ctx->pw_opaque = opaque;
+    ctx->pw_local = ops;
+    ctx->pw_local_opaque = opaque;
+}
+
+void xlreaper__ctx_set_passwd_local(xlreaper_ctx *ctx,
+                                    const xlreaper__passwd_ops *ops,
+                                    void *opaque)
+{
+    ctx->pw_local = ops;
+    ctx->pw_local_opaque = opaque;
 }
 
 const xlreaper_config *xlreaper_config_get(const xlreaper_ctx *ctx)
@@ -66,8 +77,7 @@ void xlreaper__log(const xlreaper_ctx *ctx, xentoollog_level level,
     /* Debug lines carry the function, as libxl's do; the rest are for
      * operators and say only what happened. */
     if (level <= XTL_DETAIL)
-        xtl_log(ctx->lg, level, errnoval, ctx->progname, "%s: %s", func,
-                msg);
+        xtl_log(ctx->lg, level, errnoval, ctx->progname, "%s: %s", func, msg);
     else
         xtl_log(ctx->lg, level, errnoval, ctx->progname, "%s", msg);
     errno = esave;

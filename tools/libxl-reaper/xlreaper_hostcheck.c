@@ -103,12 +103,14 @@ static int group_walk_one(void *arg, const char *name, gid_t gid,
     if (gid != cfg->range_base_gid)
         return 0;
     if (strcmp(name, XLREAPER_USER_RANGE_BASE))
-        name_one(w, "%sgroup %s (gid %lu) is every DM's gid "
-                    "(dm_gid_mode \"range-base\")",
+        name_one(w,
+                 "%sgroup %s (gid %lu) is every DM's gid "
+                 "(dm_gid_mode \"range-base\")",
                  sep, name, (unsigned long)gid);
     else if (members && members[0])
-        name_one(w, "%sgroup %s (gid %lu), every DM's gid, lists member "
-                    "%s%s",
+        name_one(w,
+                 "%sgroup %s (gid %lu), every DM's gid, lists member "
+                 "%s%s",
                  sep, name, (unsigned long)gid, members[0],
                  members[1] ? " and more" : "");
     return 0;
@@ -149,6 +151,33 @@ static int check_groups(xlreaper_ctx *ctx, report *r)
     return 0;
 }
 
+int xlreaper__dm_gid_check(xlreaper_ctx *ctx, uint32_t domid, gid_t gid)
+{
+    const xlreaper_config *cfg = ctx->cfg;
+    bool found = false, members = false;
+    char name[256];
+    int rc;
+
+    rc = ctx->pw->group_by_gid(ctx->pw_opaque, gid, name, sizeof(name),
+                               &members, &found);
+    if (rc) {
+        LOGED(ERROR, domid, "looking up group %lu", (unsigned long)gid);
+        return rc;
+    }
+    if (!found)
+        return 0;
+    /* As group_walk_one: in range-base mode the gid is meant to be the
+     * range base user's own group, with no member. */
+    if (cfg->dm_gid_mode == XLREAPER_GID_RANGE_BASE &&
+        !strcmp(name, XLREAPER_USER_RANGE_BASE) && !members)
+        return 0;
+    LOGD(ERROR, domid,
+         "its DM gid %lu is group %s%s of this host: its files and members "
+         "would be the DM's (xl-reaper check names every such group)",
+         (unsigned long)gid, name, members ? ", which lists members," : "");
+    return XLREAPER_ERROR_INVAL;
+}
+
 /* ---------- what the wrapper execs ---------- */
 
 static void check_qemu(report *r, const char *path)
@@ -157,8 +186,9 @@ static void check_qemu(report *r, const char *path)
     char *real;
 
     if (stat(path, &st) < 0) {
-        say(r, "qemu_path", false, "%s: %s (the wrapper execs it for every "
-                                   "DM)",
+        say(r, "qemu_path", false,
+            "%s: %s (the wrapper execs it for every "
+            "DM)",
             path, strerror(errno));
         return;
     }
@@ -170,15 +200,15 @@ static void check_qemu(report *r, const char *path)
      * the lock or the busy uid stopped it. */
     real = realpath(path, NULL);
     if (real && !strcmp(basename(real), "qemu-dm-restrict")) {
-        say(r, "qemu_path", false, "%s is the wrapper qemu-dm-restrict: set "
-                                   "qemu_path to QEMU",
+        say(r, "qemu_path", false,
+            "%s is the wrapper qemu-dm-restrict: set "
+            "qemu_path to QEMU",
             path);
         free(real);
         return;
     }
     if (real && strcmp(real, path))
-        say(r, "qemu_path", true, "%s (%s) is an executable file", path,
-            real);
+        say(r, "qemu_path", true, "%s (%s) is an executable file", path, real);
     else
         say(r, "qemu_path", true, "%s is an executable file", path);
     free(real);
@@ -194,8 +224,9 @@ static void check_cgroup(report *r, const char *parent)
     bool has_kill;
 
     if (!parent) {
-        say(r, "cgroup_parent", true, "not set: no cgroup of its own for a "
-                                      "DM");
+        say(r, "cgroup_parent", true,
+            "not set: no cgroup of its own for a "
+            "DM");
         return;
     }
     if (stat(parent, &st) < 0 || statfs(parent, &sfs) < 0) {
@@ -274,8 +305,7 @@ static void check_lock(report *r, const char *lock)
     }
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
-            say(r, "lock_file", false, "%s: %s is not a directory", lock,
-                dir);
+            say(r, "lock_file", false, "%s: %s is not a directory", lock, dir);
         else if (access(dir, W_OK | X_OK) < 0)
             say(r, "lock_file", false, "%s cannot be made in %s: %s", lock,
                 dir, strerror(errno));
@@ -302,16 +332,17 @@ static void check_lock(report *r, const char *lock)
     if (stat(dirname(updir), &st) < 0 || !S_ISDIR(st.st_mode) ||
         access(updir, W_OK | X_OK) < 0)
         say(r, "lock_file", false,
-            "%s: neither %s nor a writable directory %s to make it in",
-            lock, dir, updir);
+            "%s: neither %s nor a writable directory %s to make it in", lock,
+            dir, updir);
     else if (others_write(&st))
         say(r, "lock_file", false,
             "%s: %s would be made in %s, which others than root may "
             "write: anyone could make it first, and own the lock",
             lock, dir, updir);
     else
-        say(r, "lock_file", true, "%s will be made (0600) in %s, made "
-                                  "(0700) in %s",
+        say(r, "lock_file", true,
+            "%s will be made (0600) in %s, made "
+            "(0700) in %s",
             lock, dir, updir);
 
 out:
@@ -328,8 +359,9 @@ int xlreaper_host_check(xlreaper_ctx *ctx, xlreaper_check_fn *fn, void *arg)
     if (!cfg || !fn)
         return XLREAPER_ERROR_INVAL;
     if (geteuid() == 0)
-        say(&r, "root", true, "running as root, as the wrapper and the "
-                              "daemon do");
+        say(&r, "root", true,
+            "running as root, as the wrapper and the "
+            "daemon do");
     else
         say(&r, "root", false,
             "running as uid %lu: the wrapper and the daemon run as root, "

@@ -57,23 +57,36 @@ typedef struct {
                       int (*fn)(void *arg, const char *name, gid_t gid,
                                 char *const *members),
                       void *arg);
+    /* The group of gid: 0 with *found_r, its name in name (size n) and
+     * whether it lists a member; or a negative XLREAPER_ERROR_*. */
+    int (*group_by_gid)(void *opaque, gid_t gid, char *name, size_t n,
+                        bool *members_r, bool *found_r);
 } xlreaper__passwd_ops;
 
 _hidden extern const xlreaper__passwd_ops xlreaper__passwd_system;
+/* /etc/passwd alone (opaque: another file's path, or NULL). */
+_hidden extern const xlreaper__passwd_ops xlreaper__passwd_files;
+/* Both databases at once (a test's table serves as either). */
 _hidden void xlreaper__ctx_set_passwd(xlreaper_ctx *ctx,
                                       const xlreaper__passwd_ops *ops,
                                       void *opaque);
+/* The local one alone: what XLREAPER_CONFIG_QUICK reads. */
+_hidden void xlreaper__ctx_set_passwd_local(xlreaper_ctx *ctx,
+                                            const xlreaper__passwd_ops *ops,
+                                            void *opaque);
 
 /* ---------- the context ---------- */
 
 struct xlreaper_ctx {
     xentoollog_logger *lg;
-    const xlreaper__passwd_ops *pw;
+    const xlreaper__passwd_ops *pw; /* every NSS source */
     void *pw_opaque;
+    const xlreaper__passwd_ops *pw_local; /* /etc/passwd alone */
+    void *pw_local_opaque;
     xlreaper_config *cfg; /* NULL until a load succeeds */
     xlreaper_lock *held;  /* the global lock, while this ctx holds it */
     const char *subuid_file, *subgid_file; /* NULL: /etc's; for tests */
-    const char *progname; /* the log lines' context */
+    const char *progname;                  /* the log lines' context */
 };
 
 /* ---------- configuration ---------- */
@@ -84,9 +97,11 @@ _hidden void xlreaper__config_dispose(xlreaper_config *cfg);
 /*
  * Checks and completes cfg's uid settings (range, pet, gid) against the
  * passwd database.  want_* are what the file said, or -1 when absent.
+ * quick: XLREAPER_CONFIG_QUICK (xlreaper_uid.c says what it skips).
  */
 _hidden int xlreaper__uid_settle(xlreaper_ctx *ctx, xlreaper_config *cfg,
-                                 long want_base, long want_reaper);
+                                 long want_base, long want_reaper,
+                                 bool quick);
 
 /*
  * xlreaper_config_load after the file is read: text (len bytes, need
@@ -95,6 +110,14 @@ _hidden int xlreaper__uid_settle(xlreaper_ctx *ctx, xlreaper_config *cfg,
  */
 _hidden int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
                                        const char *text, size_t len);
+
+/*
+ * Refuses (_INVAL, logged) a DM gid that a group of the host also holds
+ * (xlreaper_hostcheck.c): one lookup, for a spawn; `xl-reaper check`
+ * walks every group.
+ */
+_hidden int xlreaper__dm_gid_check(xlreaper_ctx *ctx, uint32_t domid,
+                                   gid_t gid);
 
 /* Sets cfg->subid_overlap from /etc/subuid and /etc/subgid.  0. */
 _hidden int xlreaper__subid_check(xlreaper_ctx *ctx, xlreaper_config *cfg);
@@ -302,6 +325,21 @@ _hidden ssize_t xlreaper__read_all(int fd, char *buf, size_t max);
 _hidden int xlreaper__write_all(int fd, const void *buf, size_t len);
 /* close(2) keeping errno. */
 _hidden void xlreaper__close_keep_errno(int fd);
+
+/* ---------- the runas window (xlreaper_dmpid.c) ---------- */
+
+/* Field 22 of /proc/<pid>/stat, the start time in clock ticks.  0 or -1
+ * with errno. */
+_hidden int xlreaper__proc_starttime(pid_t pid, unsigned long long *start_r);
+/* Under the lock: records pid as domid's DM.  0, _NOMEM or _FAIL
+ * (logged). */
+_hidden int xlreaper__dmpid_record(xlreaper_ctx *ctx, uint32_t domid,
+                                   pid_t pid);
+/* Under the lock: kills domid's recorded DM if it is still the process
+ * recorded, and removes the record.  *killed_r its pid, or 0.  0,
+ * _NOMEM or _FAIL (the signal failed; the record stays). */
+_hidden int xlreaper__dmpid_kill(xlreaper_ctx *ctx, uint32_t domid,
+                                 pid_t *killed_r);
 
 /* ---------- spawn: no set-id file (xlreaper_setid.c) ---------- */
 

@@ -45,9 +45,11 @@
  * says such tasks may exist (a subordinate id range overlapping the DM
  * range), every verdict also needs a scan of the whole host.
  *
- * With cgroup_parent set, the DM's own cgroup is killed first
- * (cgroup.kill, a second belt) and removed once the uid is empty; the
- * argument above needs neither.
+ * Before the uid kill, the DM its spawn recorded is killed by its pidfd
+ * if it is still that process: in runas mode QEMU is root, outside the
+ * uid, until its own setuid (xlreaper_dmpid.c).  With cgroup_parent
+ * set, the DM's own cgroup is killed too (cgroup.kill, a second belt)
+ * and removed once the uid is empty; the argument above needs neither.
  */
 #include <limits.h>
 #include <signal.h>
@@ -85,9 +87,13 @@ typedef struct {
     uid_t pet, target;
 } killer_args;
 
-/* After its kill the killer looks again this many times, this far
- * apart, while the count is not yet 0 (zombies of a slow init stay). */
-#define KILLER_SETTLE_LOOKS 6
+/* After its kill the killer looks again, 50 us apart and then twice as
+ * far each time, about 1.6 ms in all, while the count is not yet 0:
+ * killed tasks take that long to exit on a loaded host, and a look is
+ * some tens of microseconds where a second round (a scan of /proc and
+ * another fork) is milliseconds (bench_lock, 64 racers).  Zombies of a
+ * slow init stay past it, and the scan then says so. */
+#define KILLER_SETTLE_LOOKS 5
 #define KILLER_SETTLE_NS 50000
 
 /* Reports (0, 0, n): n other tasks of target are left after the kill. */
@@ -110,8 +116,12 @@ static void __attribute__((noreturn)) killer_child(int wfd, void *arg)
     if (n > 0)
         xlreaper__child_fail(wfd, KILLER_PET_BUSY, 0, n);
     /* Back to euid 0 (saved uid 0 allows it), then the killer's ids. */
-    if (xlreaper__sys_setresuid(-1, 0, -1) < 0 ||
-        xlreaper__sys_setresuid(pet, target, 0) < 0)
+    if (xlreaper__sys_setresuid(-1, 0, -1) < 0)
+        xlreaper__child_fail(wfd, KILLER_SETRESUID, errno, target);
+    /* While it may (euid 0): what is about to be killed finishes dying
+     * ahead of the host's other tasks (xlreaper_sched.c). */
+    xlreaper__sched_hurry_dying(target);
+    if (xlreaper__sys_setresuid(pet, target, 0) < 0)
         xlreaper__child_fail(wfd, KILLER_SETRESUID, errno, target);
     if (getresuid(&r, &e, &s) < 0 || r != pet || e != target || s != 0)
         xlreaper__child_fail(wfd, KILLER_IDS, EPERM, 0);
@@ -123,7 +133,7 @@ static void __attribute__((noreturn)) killer_child(int wfd, void *arg)
      * takes some microseconds to exit and be reaped: a few more looks,
      * a fraction of a fork's cost, spare the reap a second round. */
     for (unsigned i = 0;; i++) {
-        struct timespec ts = { 0, KILLER_SETTLE_NS };
+        struct timespec ts = { 0, (long)KILLER_SETTLE_NS << i };
 
         n = xlreaper__nproc_others(target, XLREAPER__NPROC_MAX);
         if (n < 0)
@@ -308,6 +318,12 @@ static unsigned count_distinct(tid_set *seen)
 #define SHORTFALLS_MAX 2
 /* The least time a killer is given, deadline or not. */
 #define KILLER_MIN_US 250000
+/* How long a caller that waits for "empty" gives a live parent outside
+ * the uid to reap its zombies: a nursery or subreaper does it within a
+ * slice, which on a loaded host is tens of milliseconds (the spawn
+ * tests saw it fail now and then without this); a parent that never
+ * reaps is reported after it, not after the whole reap_timeout_ms. */
+#define ZOMBIE_PARENT_GRACE_US 200000
 
 static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
                        unsigned flags, xlreaper_reap_result *res,
@@ -317,7 +333,7 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
     bool wait_empty = flags & XLREAPER_REAP_WAIT_EMPTY;
     xlreaper_task_list scan;
     tid_set seen = { 0 };
-    uint64_t pause_us = 200;
+    uint64_t pause_us = 200, first = xlreaper__now_us();
     unsigned shortfalls = 0;
     scan_view v;
     int rc;
@@ -386,10 +402,14 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
         /* Zombies only, and /proc shows all there is: nothing is left
          * to kill.  Their parent reaps them when it does; a caller that
          * reuses the uid waits for those whose reaper is init or a
-         * dying task, which go soon, not for a live parent's, which
+         * dying task, which go soon, and gives a live parent's
+         * ZOMBIE_PARENT_GRACE_US to reap them, not more: such a parent
          * may never reap them. */
         if (left >= 0 && sound && scan.num && !res->live.num &&
-            !res->stuck.num && (!wait_empty || !v.waiting)) {
+            !res->stuck.num &&
+            (!wait_empty ||
+             (!v.waiting &&
+              xlreaper__now_us() >= first + ZOMBIE_PARENT_GRACE_US))) {
             res->outcome = XLREAPER_OUTCOME_ZOMBIES;
             break;
         }
@@ -442,7 +462,7 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
     uint64_t start = xlreaper__now_us();
     xlreaper__sched_saved sched;
     uid_t uid;
-    int rc;
+    int rc, dm_rc;
 
     if (!cfg || xlreaper_dm_ids(ctx, domid, &uid, NULL)) {
         LOG(ERROR, "domid %u: not a domid with a device model uid", domid);
@@ -464,10 +484,18 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
             goto out;
         res->lock_wait_us = xlreaper_lock_wait_us(lock);
     }
+    /* First the DM its spawn recorded, which may not be in the uid yet
+     * (runas mode); it dies before it can reach its setuid, or, if it
+     * was past it, is a dying task the rounds wait for. */
+    dm_rc = xlreaper__dmpid_kill(ctx, domid, &res->recorded_dm);
     if (cfg->cgroup_parent)
         xlreaper__cgroup_kill(ctx, domid, cfg->cgroup_parent);
     rc = reap_rounds(ctx, domid, uid, flags, res,
                      start + (uint64_t)cfg->reap_timeout_ms * 1000u);
+    /* A recorded DM that could not be signalled is outside the kill:
+     * the verdict on the uid says nothing of it. */
+    if (!rc && dm_rc)
+        rc = dm_rc;
     if (!rc && cfg->cgroup_parent &&
         (res->outcome == XLREAPER_OUTCOME_EMPTY ||
          res->outcome == XLREAPER_OUTCOME_ZOMBIES))

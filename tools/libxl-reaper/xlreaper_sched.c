@@ -15,11 +15,18 @@
  *  - the killer child runs SCHED_FIFO at the lowest real-time priority:
  *    its work is a few system calls, and its kill(-1) then reaches the
  *    racers without waiting for a slice among them;
- *  - once the uid has been killed, every task left with it as its real
- *    uid gets nice -20 too (setpriority(PRIO_USER)), so that it finishes
- *    dying ahead of the racers still alive.  A task with SIGKILL
- *    pending runs no user code again: the boost buys nothing but its
- *    exit.
+ *  - every task with the uid as its real uid gets nice -20 too
+ *    (setpriority(PRIO_USER)), so that it finishes dying ahead of the
+ *    racers still alive: by the killer just before its kill(-1), while
+ *    its euid is still 0 (after the kill it has no capability left to
+ *    raise a priority), and again by the reap for what a later round
+ *    finds.  A live DM task so runs at nice -20 for the few
+ *    microseconds until the kill (a fork racer's children inherit it,
+ *    and die with it); a task with SIGKILL pending runs no user code
+ *    again, so the boost buys nothing but its exit.  Measured with 64
+ *    fork racers (bench_lock): the renice after the kill came only
+ *    after the killer had reported, by when most reaps had paid a
+ *    second round for tasks still waiting for a slice to exit.
  *
  * Neither is needed for the argument that the kill is complete; all
  * need CAP_SYS_NICE, and without it the reap runs as it is, slower.

@@ -110,25 +110,45 @@ static int range_walk_one(void *arg, const char *name, uid_t uid)
     return 0;
 }
 
-static int lookup(xlreaper_ctx *ctx, const char *name, uid_t *uid_r,
-                  gid_t *gid_r, bool *found_r)
+/*
+ * The quick load (XLREAPER_CONFIG_QUICK, for kill, uid and status) reads
+ * /etc/passwd alone.  Where the config gives the value, a name is
+ * looked up only to see that passwd agrees, and a disagreement in
+ * another NSS source is left to the full loads (check, audit, spawn,
+ * the wrapper, the daemon), which refuse it; the answer of the kill
+ * does not depend on it.  Where the value comes from passwd alone, a
+ * name /etc/passwd lacks is asked of NSS, which is only slower: NSS
+ * reads files first, so what /etc/passwd has is what NSS would say.
+ */
+static int lookup(xlreaper_ctx *ctx, const char *name, bool quick,
+                  bool given, uid_t *uid_r, gid_t *gid_r, bool *found_r)
 {
-    int rc = ctx->pw->by_name(ctx->pw_opaque, name, uid_r, gid_r, found_r);
+    int rc;
 
+    if (quick) {
+        rc = ctx->pw_local->by_name(ctx->pw_local_opaque, name, uid_r,
+                                    gid_r, found_r);
+        if (rc || *found_r || given)
+            goto out;
+    }
+    rc = ctx->pw->by_name(ctx->pw_opaque, name, uid_r, gid_r, found_r);
+
+out:
     if (rc)
         LOGE(ERROR, "looking up passwd user %s", name);
     return rc;
 }
 
 static int settle_base(xlreaper_ctx *ctx, xlreaper_config *cfg,
-                       long want_base)
+                       long want_base, bool quick)
 {
     uid_t uid;
     gid_t gid;
     bool found;
     int rc;
 
-    rc = lookup(ctx, XLREAPER_USER_RANGE_BASE, &uid, &gid, &found);
+    rc = lookup(ctx, XLREAPER_USER_RANGE_BASE, quick, want_base >= 0, &uid,
+                &gid, &found);
     if (rc)
         return rc;
 
@@ -157,7 +177,7 @@ static int settle_base(xlreaper_ctx *ctx, xlreaper_config *cfg,
         return 0;
     }
 
-    rc = lookup(ctx, XLREAPER_USER_SHARED, &uid, &gid, &found);
+    rc = lookup(ctx, XLREAPER_USER_SHARED, quick, false, &uid, &gid, &found);
     if (rc)
         return rc;
     if (found) {
@@ -177,14 +197,15 @@ static int settle_base(xlreaper_ctx *ctx, xlreaper_config *cfg,
 }
 
 static int settle_pet(xlreaper_ctx *ctx, xlreaper_config *cfg,
-                      long want_reaper)
+                      long want_reaper, bool quick)
 {
     uid_t uid;
     gid_t gid;
     bool found;
     int rc;
 
-    rc = lookup(ctx, XLREAPER_USER_REAPER, &uid, &gid, &found);
+    rc = lookup(ctx, XLREAPER_USER_REAPER, quick, want_reaper >= 0, &uid,
+                &gid, &found);
     if (rc)
         return rc;
     if (want_reaper >= 0) {
@@ -222,12 +243,12 @@ static int settle_pet(xlreaper_ctx *ctx, xlreaper_config *cfg,
 }
 
 int xlreaper__uid_settle(xlreaper_ctx *ctx, xlreaper_config *cfg,
-                         long want_base, long want_reaper)
+                         long want_base, long want_reaper, bool quick)
 {
     struct range_walk w = { .ctx = ctx };
     int rc;
 
-    rc = settle_base(ctx, cfg, want_base);
+    rc = settle_base(ctx, cfg, want_base, quick);
     if (rc)
         return rc;
     if ((uint64_t)cfg->dm_uid_base + xlreaper_max_domid() > UID_TOP) {
@@ -235,7 +256,7 @@ int xlreaper__uid_settle(xlreaper_ctx *ctx, xlreaper_config *cfg,
             (unsigned long)cfg->dm_uid_base, (unsigned long)UID_TOP);
         return XLREAPER_ERROR_INVAL;
     }
-    rc = settle_pet(ctx, cfg, want_reaper);
+    rc = settle_pet(ctx, cfg, want_reaper, quick);
     if (rc)
         return rc;
     if (cfg->dm_gid_mode == XLREAPER_GID_RANGE_BASE &&
@@ -247,7 +268,9 @@ int xlreaper__uid_settle(xlreaper_ctx *ctx, xlreaper_config *cfg,
 
     w.base = cfg->dm_uid_base;
     w.pet = cfg->reaper_uid;
-    rc = ctx->pw->each(ctx->pw_opaque, range_walk_one, &w);
+    /* The quick load walks /etc/passwd alone (see lookup). */
+    rc = quick ? ctx->pw_local->each(ctx->pw_local_opaque, range_walk_one, &w)
+               : ctx->pw->each(ctx->pw_opaque, range_walk_one, &w);
     if (rc) {
         LOGE(ERROR, "walking the passwd database");
         return rc;

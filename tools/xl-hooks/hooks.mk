@@ -31,7 +31,8 @@
 # trivial function of it): upstream's to do, and then these two lines
 # become -lxlutil again.
 XLR_XEN_CMD_SRCS := tools/xl-hooks/xl_reaper_cmd_destroy.c \
-	tools/xl-hooks/xl_reaper_cmd_audit.c
+	tools/xl-hooks/xl_reaper_cmd_audit.c \
+	tools/xl-hooks/xl_reaper_audit_prom.c tools/xl-hooks/xlr_prom.c
 XLR_CORE_SRCS := $(filter-out $(XLR_XEN_CMD_SRCS), \
 	$(wildcard tools/xl-hooks/xl_reaper_*.c))
 # The whole CLI in one process (xl-reaper-xen, and the tests' fakexen).
@@ -75,7 +76,7 @@ uninstall-hooks:
 		$(DESTDIR)$(PREFIX)/libexec/xl-reaper/xl-reaper-xen
 
 # The daemon: build/bin/xl-reaperd (its unit: config/config.mk).
-XLRD_SRCS := $(wildcard tools/xl-hooks/xl_reaperd*.c)
+XLRD_SRCS := $(wildcard tools/xl-hooks/xl_reaperd*.c) tools/xl-hooks/xlr_prom.c
 XLRD_BIN := $(BUILD)/bin/xl-reaperd
 
 all: $(XLRD_BIN)

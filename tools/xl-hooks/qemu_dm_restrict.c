@@ -5,7 +5,7 @@
  * In xl.cfg (qemu-xen only):
  *
  *     device_model_version = "qemu-xen"
- *     device_model_override = "/usr/local/libexec/xl-reaper/qemu-dm-restrict"
+ *     device_model_override = "/usr/libexec/xl-reaper/qemu-dm-restrict"
  *     dm_restrict = 1
  *
  * and in /etc/xen/xl-reaper.conf, for a QEMU that must open Xen's
@@ -197,9 +197,10 @@ static int run_probe(xlreaper_ctx *ctx, const char *qemu, char **argv, int fd)
 {
     int rc;
 
-    say_at("notice", "libxl's QEMU option probe (no -xen-domid, QMP on descriptor %d): "
-        "exec %s as root, arguments unchanged, no domain uid",
-        fd, qemu);
+    say_at("notice",
+           "libxl's QEMU option probe (no -xen-domid, QMP on descriptor %d): "
+           "exec %s as root, arguments unchanged, no domain uid",
+           fd, qemu);
     rc = xlreaper_libxl_probe_exec(ctx, qemu, argv);
     say("probe: %s: %s not started", xlreaper_strerror(rc), qemu);
     return rc == XLREAPER_ERROR_FAIL ? EXIT_FAILED : EXIT_REFUSED;

@@ -36,8 +36,8 @@ typedef struct {
     const char *args;    /* what follows the name, for --help */
     const char *summary;
     int (*fn)(xlr_cli *cli, int argc, char **argv); /* returns exit code */
-    const char *help;    /* `COMMAND --help`: what the summary leaves out */
-    int usage_exit;      /* the exit code of a usage error */
+    const char *help; /* `COMMAND --help`: what the summary leaves out */
+    int usage_exit;   /* the exit code of a usage error */
 } xlr_command;
 
 extern const xlr_command xlr_commands[];
@@ -52,6 +52,14 @@ int xlr_cmd_destroy(xlr_cli *cli, int argc, char **argv);
 int xlr_cmd_status(xlr_cli *cli, int argc, char **argv);
 int xlr_cmd_check(xlr_cli *cli, int argc, char **argv);
 int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv);
+
+/*
+ * The audit as metrics (xl_reaper_audit_prom.c): to path, replaced
+ * atomically, or to stdout when path is NULL.  res NULL, or error set:
+ * the audit could not run, error says why.  0, or -1 (said on stderr).
+ */
+int xlr_audit_prometheus(const xlreaper_audit_result *res, const char *error,
+                         const char *path);
 
 /*
  * Execs xl-reaper-xen with the whole command line argv, for a command

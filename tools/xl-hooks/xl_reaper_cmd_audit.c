@@ -1,7 +1,9 @@
 /*
- * xl_reaper_cmd_audit.c - `xl-reaper audit [--tap|--json] [--fix]
- * [--probe-all] [--xenstore-timeout MS]`: is every DM jailed, is every
- * dead domain's uid empty?  Changes nothing unless --fix.
+ * xl_reaper_cmd_audit.c - `xl-reaper audit [--tap | --json |
+ * --prometheus | --prometheus-file FILE] [--fix] [--probe-all]
+ * [--xenstore-timeout MS] [--setid-timeout MS]`: is every DM jailed, is
+ * every dead domain's uid empty, does no set-id file lead back into the
+ * range?  Changes nothing unless --fix.
  *
  * Exit codes (not the other commands' ones; test harnesses rely on
  * them): 0 every check passed, 1 a violation, 2 could not check (bad
@@ -191,76 +193,147 @@ static void print_tap(const xlreaper_audit_result *res, int ret)
     summary(stdout, "# ", res, ret);
 }
 
-int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
+typedef enum { OUT_TABLE, OUT_TAP, OUT_JSON, OUT_PROM } out_kind;
+
+typedef struct {
+    out_kind out;
+    const char *prom_file; /* OUT_PROM: NULL for stdout */
+    xlreaper_audit_opts ao;
+} audit_args;
+
+/* 0, or the exit code of a usage error (said). */
+static int parse_args(audit_args *a, bool json, int argc, char **argv)
 {
     static const struct option opts[] = {
         { "tap", no_argument, NULL, 't' },
         { "json", no_argument, NULL, 'j' },
+        { "prometheus", no_argument, NULL, 'P' },
+        { "prometheus-file", required_argument, NULL, 'F' },
         { "fix", no_argument, NULL, 'f' },
         { "probe-all", no_argument, NULL, 'p' },
         { "xenstore-timeout", required_argument, NULL, 'x' },
+        { "setid-timeout", required_argument, NULL, 's' },
         { NULL, 0, NULL, 0 },
     };
-    xlreaper_audit_opts ao;
-    xlreaper_audit_result res;
-    bool tap = false, json = cli->json;
-    char *end, *js = NULL;
+    unsigned outs = json;
+    size_t n;
+    char *end;
     long v;
-    int opt, rc, ret;
+    int opt;
 
-    xlreaper_audit_opts_init(&ao);
-    while ((opt = getopt_long(argc, argv, "+:tjfpx:", opts, NULL)) != -1) {
+    memset(a, 0, sizeof(*a));
+    xlreaper_audit_opts_init(&a->ao);
+    a->out = json ? OUT_JSON : OUT_TABLE;
+    while ((opt = getopt_long(argc, argv, "+:tjfpx:s:", opts, NULL)) != -1) {
         switch (opt) {
         case 't':
-            tap = true;
+            a->out = OUT_TAP;
+            outs++;
             break;
         case 'j':
-            json = true;
+            /* The global --json and this one are the same request. */
+            outs += a->out != OUT_JSON;
+            a->out = OUT_JSON;
+            break;
+        case 'F':
+            n = strlen(optarg);
+            /* The textfile collector reads *.prom files only. */
+            if (n < 6 || strcmp(optarg + n - 5, ".prom") ||
+                optarg[n - 6] == '/')
+                return xlr_usage_error("audit",
+                                       "--prometheus-file '%s': the name "
+                                       "must end in .prom (node_exporter's "
+                                       "textfile collector reads no other)",
+                                       optarg);
+            a->prom_file = optarg;
+            /* fall through */
+        case 'P':
+            a->out = OUT_PROM;
+            outs++;
             break;
         case 'f':
-            ao.flags |= XLREAPER_AUDIT_FIX;
+            a->ao.flags |= XLREAPER_AUDIT_FIX;
             break;
         case 'p':
-            ao.flags |= XLREAPER_AUDIT_PROBE_ALL;
+            a->ao.flags |= XLREAPER_AUDIT_PROBE_ALL;
             break;
         case 'x':
             v = strtol(optarg, &end, 10);
             if (!*optarg || *end || v < 1 || v > 600000)
-                return xlr_usage_error("audit", "--xenstore-timeout '%s': "
-                                                "a number of ms, 1..600000",
+                return xlr_usage_error("audit",
+                                       "--xenstore-timeout '%s': "
+                                       "a number of ms, 1..600000",
                                        optarg);
-            ao.xenstore_timeout_ms = (unsigned)v;
+            a->ao.xenstore_timeout_ms = (unsigned)v;
             break;
-        default:
-            return xlr_option_error("audit", opt, argv);
+        case 's':
+            v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 0 || v > 3600000)
+                return xlr_usage_error("audit", "--setid-timeout '%s': "
+                                                "a number of ms, 0..3600000 "
+                                                "(0: no set-id walk)",
+                                       optarg);
+            a->ao.setid_timeout_ms = (unsigned)v;
+            break;
+        default: return xlr_option_error("audit", opt, argv);
         }
     }
     if (optind != argc)
         return xlr_usage_error("audit", "unexpected argument '%s'",
                                argv[optind]);
-    if (tap && json)
+    if (outs > 1)
         return xlr_usage_error("audit", "--tap and --json exclude each "
-                                        "other");
+                                        "other, and both exclude "
+                                        "--prometheus[-file]");
+    return 0;
+}
+
+int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
+{
+    audit_args a;
+    xlreaper_audit_result res;
+    char *js = NULL;
+    int rc, ret;
+
+    ret = parse_args(&a, cli->json, argc, argv);
+    if (ret)
+        return ret;
 
     /* A config that does not load means "could not check", not exit 1,
-     * "a violation". */
-    if (xlr_load_config(cli))
+     * "a violation"; the metrics say so rather than go stale. */
+    if (xlr_load_config(cli)) {
+        if (a.out == OUT_PROM)
+            xlr_audit_prometheus(NULL, "the config did not load",
+                                 a.prom_file);
         return XLR_AUDIT_EXIT_UNKNOWN;
+    }
     xlreaper_audit_result_init(&res);
-    rc = xlreaper_audit(cli->ctx, &ao, &res);
+    rc = xlreaper_audit(cli->ctx, &a.ao, &res);
     ret = rc ? XLR_AUDIT_EXIT_UNKNOWN : exit_for(xlreaper_audit_verdict(&res));
-    if (json) {
+    switch (a.out) {
+    case OUT_JSON:
         if (xlreaper_audit_result_json(&res, &js) == 0)
             printf("%s\n", js);
         free(js);
-    } else if (tap) {
+        break;
+    case OUT_TAP:
         print_tap(&res, ret);
-    } else {
+        break;
+    case OUT_PROM:
+        /* A metrics file that cannot be written is no audit for the
+         * collector: could not check, whatever was found. */
+        if (xlr_audit_prometheus(&res, rc ? xlreaper_strerror(rc) : NULL,
+                                 a.prom_file) < 0 &&
+            ret == XLR_AUDIT_EXIT_OK)
+            ret = XLR_AUDIT_EXIT_UNKNOWN;
+        break;
+    case OUT_TABLE:
         print_table(cli, &res, ret);
+        break;
     }
     if (rc)
         xlr_error("audit: could not check: %s", xlreaper_strerror(rc));
-    if (ao.flags & XLREAPER_AUDIT_FIX)
+    if (a.ao.flags & XLREAPER_AUDIT_FIX)
         for (unsigned i = 0; i < res.num; i++)
             if (res.checks[i].fixed)
                 fprintf(stderr, XLR_PROG ": notice: audit --fix: %s\n",

@@ -158,8 +158,7 @@ int xlr_cmd_check(xlr_cli *cli, int argc, char **argv)
      * stdout, all of it, so that the reader sees what was in force. */
     for (unsigned i = 0; i < cs->num; i++)
         if (!cs->lines[i].ok)
-            xlr_error("check: %s: %s", cs->lines[i].name,
-                      cs->lines[i].detail);
+            xlr_error("check: %s: %s", cs->lines[i].name, cs->lines[i].detail);
     if (cli->json) {
         ret = print_json(c, cs);
         free(cs);

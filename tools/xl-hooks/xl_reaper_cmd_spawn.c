@@ -32,8 +32,9 @@ int xlr_cmd_spawn(xlr_cli *cli, int argc, char **argv)
         return xlr_usage_error("spawn", "missing '--' and PROG after "
                                         "DOMID");
     if (strcmp(argv[optind + 1], "--"))
-        return xlr_usage_error("spawn", "expected '--' after DOMID, got "
-                                        "'%s'",
+        return xlr_usage_error("spawn",
+                               "expected '--' after DOMID, got "
+                               "'%s'",
                                argv[optind + 1]);
     if (optind + 2 >= argc)
         return xlr_usage_error("spawn", "missing PROG after '--'");

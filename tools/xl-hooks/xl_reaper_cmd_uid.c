@@ -15,8 +15,9 @@ int xlr_cmd_uid(xlr_cli *cli, int argc, char **argv)
     int rc;
 
     if (argc >= 3 && !strcmp(argv[1], "--pet"))
-        return xlr_usage_error("uid", "unexpected argument '%s' after "
-                                      "--pet",
+        return xlr_usage_error("uid",
+                               "unexpected argument '%s' after "
+                               "--pet",
                                argv[2]);
     if (argc >= 2 && !strcmp(argv[1], "--pet")) {
         rc = xlr_load_config(cli);

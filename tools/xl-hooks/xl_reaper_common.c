@@ -109,8 +109,8 @@ const char *xlr_range_text(const xlreaper_config *c, char *buf, size_t n)
 
 int xlr_load_config(xlr_cli *cli)
 {
-    int rc = xlreaper_config_load(cli->ctx, cli->config_path,
-                                  cli->config_flags);
+    int rc =
+        xlreaper_config_load(cli->ctx, cli->config_path, cli->config_flags);
 
     return rc ? xlr_exit_code(rc) : 0;
 }

@@ -19,8 +19,9 @@
 #pragma weak xlr_cmd_destroy
 #pragma weak xlr_cmd_audit
 
-#define EXITS "exit: 0 ok, 1 bad input or config, 2 lock timeout, " \
-              "3 tasks remain,\n4 system error\n"
+#define EXITS                                                                 \
+    "exit: 0 ok, 1 bad input or config, 2 lock timeout, "                     \
+    "3 tasks remain,\n4 system error\n"
 
 const xlr_command xlr_commands[] = {
     { "uid", "DOMID | --pet", "print a DM's uid and gid, or the pet uid",
@@ -69,15 +70,23 @@ const xlr_command xlr_commands[] = {
       "exit: 0 ok, 1 a problem (each one is named on stderr)\n",
       XLR_EXIT_USAGE },
     { "audit",
-      "[--tap | --json] [--fix] [--probe-all] [--xenstore-timeout MS]",
+      "[--tap | --json | --prometheus | --prometheus-file FILE] [--fix] "
+      "[--probe-all] [--xenstore-timeout MS] [--setid-timeout MS]",
       "check every DM is jailed and every dead domain's uid is empty",
       xlr_cmd_audit,
       "  --tap                  TAP version 13\n"
       "  --json                 one JSON object\n"
-      "  --fix                  reap every leftover uid, and say so\n"
+      "  --prometheus           node_exporter's textfile format\n"
+      "  --prometheus-file FILE the same into FILE (*.prom), replaced\n"
+      "                         atomically\n"
+      "  --fix                  reap every leftover uid and clear the set-id\n"
+      "                         bits of the range's files, and say so\n"
       "  --probe-all            ask the kernel's count of every dead uid\n"
       "  --xenstore-timeout MS  wait at most MS for xenstored "
       "(default 2000)\n"
+      "  --setid-timeout MS     walk the writable file systems for set-id\n"
+      "                         files of the range for at most MS (default\n"
+      "                         120000; 0: no walk)\n"
       "\n"
       "Changes nothing without --fix.  Needs root.\n"
       "exit: 0 every check passed, 1 a violation, 2 could not check\n",
@@ -203,6 +212,13 @@ int main(int argc, char **argv)
      * nothing changes. */
     if (cmd->fn == xlr_cmd_kill)
         setpriority(PRIO_PROCESS, 0, -20);
+    /* These read the range against /etc/passwd alone: NSS's first call
+     * would cost more than the kill (xlreaper.h, XLREAPER_CONFIG_QUICK).
+     * spawn, check and audit, which vouch for the range, walk it all. */
+    if (cmd->fn == xlr_cmd_kill || cmd->fn == xlr_cmd_uid ||
+        cmd->fn == xlr_cmd_status ||
+        (xlr_cmd_destroy && cmd->fn == xlr_cmd_destroy))
+        flags |= XLREAPER_CONFIG_QUICK;
 
     lg = xtl_createlogger_stdiostream(stderr, level, 0);
     if (!lg)

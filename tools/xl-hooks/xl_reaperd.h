@@ -7,6 +7,7 @@
  *   xl_reaperd_domains.c  which domains live (libxl or xenstore), and
  *                         what their xenstore says of their DM's uid
  *   xl_reaperd_reap.c     reaping the dead, sweeps, and the events
+ *   xl_reaperd_metrics.c  the metrics file (node_exporter's textfile)
  */
 #ifndef XL_REAPERD_H
 #define XL_REAPERD_H
@@ -44,6 +45,36 @@ typedef enum {
     XLRD_SWEEP_WINDOW, /* over the next 1/60th of it (periodic) */
     XLRD_SWEEP_CENSUS, /* the /proc census alone (after a release) */
 } xlrd_sweep_kind;
+
+/* What the metrics file reports (xl_reaperd_metrics.c): counters since
+ * the daemon started, and the last sweep. */
+#define XLRD_TRIGGERS 3            /* xlrd_trigger */
+#define XLRD_REAP_OUTCOMES 4       /* empty, zombies, remain, error */
+#define XLRD_SWEEP_KINDS 3         /* xlrd_sweep_kind */
+#define XLRD_LATENCY_BOUNDS 13     /* 1 ms .. 10 s */
+
+typedef struct {
+    unsigned long long bucket[XLRD_LATENCY_BOUNDS]; /* cumulative */
+    unsigned long long count;
+    double sum_s;
+} xlrd_histogram;
+
+typedef struct {
+    double start_s; /* wall clock */
+    unsigned long long reaps[XLRD_TRIGGERS][XLRD_REAP_OUTCOMES];
+    unsigned long long skipped_alive, skipped_unknown;
+    xlrd_histogram reap_duration[XLRD_TRIGGERS];
+    xlrd_histogram release_latency; /* @releaseDomain to the verdict */
+    unsigned long long sweeps[XLRD_SWEEP_KINDS];
+    unsigned long long sweep_errors;
+    unsigned long long lock_failures;
+    unsigned long long dead_tasks_found; /* census sightings */
+    double last_sweep_s;                 /* 0: none yet */
+    double last_sweep_duration_s;
+    unsigned last_sweep_dead_uids;       /* with tasks */
+    int write_errno;                     /* of the last write, 0: ok */
+    char failed_path[256];               /* of the failure last logged */
+} xlrd_metrics;
 
 /* Per domid, indexed 0 .. xlreaper_max_domid(). */
 typedef struct {
@@ -90,6 +121,8 @@ typedef struct {
     bool full_sweep_pending; /* the start sweep has not run yet */
     uint32_t window_next;    /* next domid of the kernel window */
     uint64_t next_sweep_us;
+
+    xlrd_metrics metrics;
 } xlrd;
 
 /* ---------- logging: one line, "domid N: " first for a domain ---------- */
@@ -176,5 +209,21 @@ void xlrd_reconcile(xlrd *d);
 void xlrd_sweep(xlrd *d, xlrd_sweep_kind kind);
 /* Opens (again) the events file.  0 or -1. */
 int xlrd_events_open(xlrd *d);
+
+/* ---------- metrics (xl_reaperd_metrics.c) ---------- */
+
+void xlrd_metrics_init(xlrd *d);
+/* A reap's verdict, by its outcome (NONE: an error, no verdict). */
+void xlrd_metrics_reap(xlrd *d, xlrd_trigger trig,
+                       const xlreaper_reap_result *res);
+/* A sweep that ended: how long it took, how many uids of dead domids
+ * had tasks and how many tasks the census saw under them. */
+void xlrd_metrics_sweep(xlrd *d, xlrd_sweep_kind kind, uint64_t duration_us,
+                        unsigned dead_uids, unsigned long long dead_tasks);
+/* Rewrites the metrics file (config key metrics_file; none: nothing).
+ * running false: the last write, at a clean stop.  A write that fails
+ * is logged when it starts failing, and when it works again; the
+ * daemon's work goes on either way. */
+void xlrd_metrics_write(xlrd *d, bool running);
 
 #endif /* XL_REAPERD_H */

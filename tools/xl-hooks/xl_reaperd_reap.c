@@ -172,6 +172,10 @@ static reap_status reap_one(xlrd *d, xlreaper_lock *lock, uint32_t domid,
             *reported_r = false;
         if (alive < 0)
             d->doms[domid].retry = true;
+        if (alive > 0)
+            d->metrics.skipped_alive++;
+        else
+            d->metrics.skipped_unknown++;
         return alive > 0 ? REAP_ALIVE : REAP_UNKNOWN;
     }
 
@@ -207,6 +211,9 @@ static reap_status reap_one(xlrd *d, xlreaper_lock *lock, uint32_t domid,
                  rc ? xlreaper_strerror(rc) : "");
         free(what);
         emit(d, trig, domid, &res, rc);
+        /* Counted as the events are: what a sweep did, not every uid
+         * it looked at. */
+        xlrd_metrics_reap(d, trig, &res);
     }
     xlreaper_reap_result_dispose(&res);
     d->doms[domid].retry = !done;
@@ -229,6 +236,7 @@ static xlreaper_lock *take_lock(xlrd *d, const char *why)
                  "%s: cannot take the reaper lock (%s); the next "
                  "sweep tries again",
                  why, xlreaper_strerror(rc));
+        d->metrics.lock_failures++;
         return NULL;
     }
     return lock;
@@ -295,6 +303,7 @@ void xlrd_reconcile(xlrd *d)
                 d->doms[i].retry = true;
                 forget(d, i);
             }
+        xlrd_metrics_write(d, true);
         return;
     }
     if (xlrd_domains_list(d, now) < 0) {
@@ -305,12 +314,14 @@ void xlrd_reconcile(xlrd *d)
         if (!d->doms[i].alive)
             continue;
         if (now[i]) {
-            if (d->listed_dead[i])
+            if (d->listed_dead[i]) {
                 XLRD_LOG(d, NOTICE,
                          "domid %u: alive again before its uid was reaped "
                          "(the domid was reused): not killing, its new DM "
                          "would die",
                          i);
+                d->metrics.skipped_alive++;
+            }
             continue;
         }
         if (d->stop || xlrd_poll_signals(d)) {
@@ -333,9 +344,20 @@ void xlrd_reconcile(xlrd *d)
     }
     xlreaper_lock_release(lock);
     d->event_us = 0;
+    xlrd_metrics_write(d, true);
 }
 
 /* ---------- sweeps ---------- */
+
+/* A sweep that did not finish, unless the daemon is stopping; the
+ * metrics say so at once. */
+static void sweep_failed(xlrd *d)
+{
+    if (d->stop)
+        return;
+    d->metrics.sweep_errors++;
+    xlrd_metrics_write(d, true);
+}
 
 /* Asks the kernel about domids first .. first + num - 1 in chunks,
  * handling events in between.  false when stopped or failed. */
@@ -372,6 +394,7 @@ void xlrd_sweep(xlrd *d, xlrd_sweep_kind kind)
     const xlreaper_config *cfg = xlreaper_config_get(d->ctx);
     xlreaper_lock *lock;
     unsigned tasks = 0;
+    unsigned long long dead_tasks = 0;
     bool *now = d->listed;
     int rc;
 
@@ -384,6 +407,7 @@ void xlrd_sweep(xlrd *d, xlrd_sweep_kind kind)
     if (rc) {
         XLRD_LOG(d, ERROR, "sweep: the /proc census failed (%s)",
                  xlreaper_strerror(rc));
+        sweep_failed(d);
         return;
     }
     for (uint32_t i = 1; i <= max; i++) {
@@ -395,32 +419,43 @@ void xlrd_sweep(xlrd *d, xlrd_sweep_kind kind)
             d->cand[i] |= CAND_RETRY;
     }
     if (full) {
-        if (!kernel_pass(d, 1, max))
+        if (!kernel_pass(d, 1, max)) {
+            sweep_failed(d);
             return; /* full_sweep_pending stays: tried again */
+        }
     } else if (kind == XLRD_SWEEP_WINDOW) {
         uint32_t w = (max + KERNEL_WINDOWS - 1) / KERNEL_WINDOWS;
         uint32_t first = d->window_next ? d->window_next : 1;
 
         if (first + w - 1 > max)
             w = max - first + 1;
-        if (!kernel_pass(d, first, w))
+        if (!kernel_pass(d, first, w)) {
+            sweep_failed(d);
             return;
+        }
         d->window_next = first + w > max ? 1 : first + w;
     }
 
-    if (xlrd_domains_list(d, now) < 0)
+    if (xlrd_domains_list(d, now) < 0) {
+        sweep_failed(d);
         return;
+    }
     for (uint32_t i = 1; i <= max; i++)
-        if (d->cand[i] && !now[i])
+        if (d->cand[i] && !now[i]) {
             ncand++;
+            dead_tasks += d->census[i].live + d->census[i].zombies;
+        }
     if (ncand) {
         lock = take_lock(d, kind == XLRD_SWEEP_CENSUS
                                 ? "census: uids of dead domids have tasks"
                                 : "sweep: uids of dead domids have tasks");
-        if (!lock)
+        if (!lock) {
+            sweep_failed(d);
             return;
+        }
         if (xlrd_domains_list(d, now) < 0) {
             xlreaper_lock_release(lock);
+            sweep_failed(d);
             return;
         }
         for (uint32_t i = 1; i <= max; i++) {
@@ -447,6 +482,8 @@ void xlrd_sweep(xlrd *d, xlrd_sweep_kind kind)
     }
     if (full)
         d->full_sweep_pending = false;
+    xlrd_metrics_sweep(d, kind, xlrd_now_us() - start, ncand, dead_tasks);
+    xlrd_metrics_write(d, true);
     xlrd_log(d, full || reaped ? XTL_NOTICE : XTL_DEBUG, -1,
              "%s%s done in %.1f ms: %u tasks on the host, %u candidate "
              "uid%s of dead domids, %u reaped",

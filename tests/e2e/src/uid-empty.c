@@ -11,6 +11,7 @@
 #define _GNU_SOURCE /* setresuid, getresuid */
 #include <errno.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -45,8 +46,15 @@ static void probe(uid_t uid)
         _exit(0);
     if (pid < 0)
         _exit(errno == EAGAIN ? 1 : 2);
-    if (waitpid(pid, &st, 0) != pid)
-        _exit(2);
+    /* A task of the uid may SIGSTOP the child (scenario 07's racers do):
+     * then the uid is busy, and the child is ours to kill. */
+    while (waitpid(pid, &st, WUNTRACED) != pid)
+        if (errno != EINTR)
+            _exit(2);
+    if (WIFSTOPPED(st)) {
+        kill(pid, SIGKILL);
+        _exit(1);
+    }
     _exit(0);
 }
 
@@ -59,11 +67,20 @@ static int probe_once(uid_t uid)
         return 2;
     if (pid == 0)
         probe(uid);
-    while (waitpid(pid, &st, 0) < 0)
-        if (errno != EINTR)
-            return 2;
-    /* Killed: only a task of the uid, or a reaper killing the uid (the
-     * daemon, at the same moment), can signal it: busy, ask again. */
+    for (;;) {
+        if (waitpid(pid, &st, WUNTRACED) < 0) {
+            if (errno != EINTR)
+                return 2;
+            continue;
+        }
+        if (!WIFSTOPPED(st))
+            break;
+        /* Stopped by a task of the uid: kill it, wait for its end. */
+        kill(pid, SIGKILL);
+    }
+    /* Killed or stopped: only a task of the uid, or a reaper killing the
+     * uid (the daemon, at the same moment), can signal it: busy, ask
+     * again. */
     return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 

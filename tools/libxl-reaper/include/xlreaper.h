@@ -145,6 +145,8 @@ typedef struct {
 
     /* Daemon. */
     unsigned sweep_interval_s;
+    const char *metrics_file;    /* xl-reaperd's metrics (node_exporter's
+                                  * textfile format), or NULL: none */
 
     /* Not a key: where /etc/subuid or /etc/subgid overlaps the DM
      * range ("file:line (user: lo..hi)"), or NULL.  Then the kernel
@@ -154,6 +156,16 @@ typedef struct {
 } xlreaper_config;
 
 #define XLREAPER_CONFIG_MUST_EXIST 1u /* a missing file is an error */
+/*
+ * For a kill, uid or status: the uid range is checked against
+ * /etc/passwd alone, without loading NSS modules (their first call
+ * costs more than a kill).  A name the config leaves to passwd is still
+ * asked of NSS when /etc/passwd lacks it.  What this skips (a user of
+ * another NSS source inside the range, or disagreeing with dm_uid_base
+ * or reaper_uid) is refused by every full load: `check`, `audit`,
+ * `spawn`, the wrapper and the daemon.
+ */
+#define XLREAPER_CONFIG_QUICK 2u
 
 /*
  * Reads path (NULL: XLREAPER_DEFAULT_CONFIG) with libxlutil and checks
@@ -356,6 +368,11 @@ typedef struct {
     bool kernel_empty;           /* the kernel count was zero */
     bool proc_sound;             /* the last scan saw every task on the
                                   * host (no hidepid, same pid ns) */
+    pid_t recorded_dm;           /* the DM pid its spawn recorded (runas
+                                  * mode), killed by this reap before the
+                                  * uid kill because it was still that
+                                  * process (perhaps root, before its own
+                                  * setuid: xlreaper_dmpid.c), or 0 */
 } xlreaper_reap_result;
 
 void xlreaper_reap_result_init(xlreaper_reap_result *res);
@@ -394,7 +411,8 @@ char *xlreaper_reap_result_describe(const xlreaper_reap_result *res);
 /*
  * The result as one JSON object (yajl): event, domid, uid, outcome,
  * was_empty, tasks_seen, rounds, duration_us, lock_wait_us,
- * kernel_empty, zombies, stuck, live.  *json_r is malloc'd, caller frees.  0 or _NOMEM.
+ * kernel_empty, kernel_left, proc_sound, recorded_dm (a pid or null),
+ * zombies, stuck, live.  *json_r is malloc'd, caller frees.  0 or _NOMEM.
  */
 int xlreaper_reap_result_json(const xlreaper_reap_result *res,
                               char **json_r);
@@ -525,6 +543,9 @@ typedef struct {
     xlreaper_audit_status status;
     bool fixed;             /* --fix reaped this uid (status says how
                              * that ended) */
+    unsigned tasks;         /* leftover: the tasks of the uid, by the
+                             * kernel's count (or /proc's when that is
+                             * unknown or larger); else 0 */
     char *reason;           /* malloc'd, printable ASCII; never NULL */
 } xlreaper_audit_check;
 
@@ -543,13 +564,17 @@ typedef struct {
     uint64_t duration_us;
 } xlreaper_audit_result;
 
-#define XLREAPER_AUDIT_FIX 1u       /* reap leftover uids, and say so */
+#define XLREAPER_AUDIT_FIX 1u       /* reap leftover uids and clear the
+                                     * set-id bits of files of the range,
+                                     * and say so */
 #define XLREAPER_AUDIT_PROBE_ALL 2u /* kernel-count every dead uid, even
                                      * after a quiet /proc pass */
 
 typedef struct {
     unsigned flags;              /* XLREAPER_AUDIT_* */
     unsigned xenstore_timeout_ms; /* default 2000 */
+    unsigned setid_timeout_ms;   /* the "setid" walk's deadline, default
+                                  * 120000; 0: not walked (a skip) */
 } xlreaper_audit_opts;
 
 void xlreaper_audit_opts_init(xlreaper_audit_opts *opts);

@@ -1,0 +1,265 @@
+/*
+ * xl_reaperd_metrics.c - the daemon's metrics file, for node_exporter's
+ * textfile collector: what it reaped and how that ended, how long reaps
+ * take, when it last swept, and what it found under the uids of dead
+ * domains.  xlr_prom.c formats and writes; this file only counts.
+ *
+ * The file is rewritten whole (replaced by a rename, so a reader never
+ * sees half of it) after every reap and every sweep, so it is at most
+ * sweep_interval_s old while the daemon runs; at a clean stop it says
+ * xl_reaper_daemon_up 0.  A file that cannot be written never stops a
+ * reap: the daemon logs it and goes on.  The names are an interface
+ * (alert rules use them): xl-reaperd(8) lists them.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include "xl_reaperd.h"
+#include "xlr_prom.h"
+
+/* Seconds: a reap takes milliseconds; reap_timeout_ms is 5 s by
+ * default, and a lock wait can add lock_timeout_ms. */
+static const double bounds[XLRD_LATENCY_BOUNDS] = {
+    0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+};
+
+static const char *const trigger_names[XLRD_TRIGGERS] = {
+    [XLRD_TRIGGER_RELEASE] = "release",
+    [XLRD_TRIGGER_SWEEP] = "sweep",
+    [XLRD_TRIGGER_CENSUS] = "census",
+};
+
+static const char *const outcome_names[XLRD_REAP_OUTCOMES] = {
+    "empty",
+    "zombies",
+    "remain",
+    "error",
+};
+
+static const char *const sweep_names[XLRD_SWEEP_KINDS] = {
+    [XLRD_SWEEP_FULL] = "full",
+    [XLRD_SWEEP_WINDOW] = "window",
+    [XLRD_SWEEP_CENSUS] = "census",
+};
+
+static double wall_s(void)
+{
+    struct timeval tv;
+
+    gettimeofday(&tv, NULL);
+    return (double)tv.tv_sec + (double)(tv.tv_usec / 1000) / 1000.0;
+}
+
+static void observe(xlrd_histogram *h, double s)
+{
+    for (unsigned i = 0; i < XLRD_LATENCY_BOUNDS; i++)
+        if (s <= bounds[i])
+            h->bucket[i]++;
+    h->count++;
+    h->sum_s += s;
+}
+
+void xlrd_metrics_init(xlrd *d)
+{
+    memset(&d->metrics, 0, sizeof(d->metrics));
+    d->metrics.start_s = wall_s();
+}
+
+void xlrd_metrics_reap(xlrd *d, xlrd_trigger trig,
+                       const xlreaper_reap_result *res)
+{
+    xlrd_metrics *m = &d->metrics;
+    unsigned o;
+
+    /* By the outcome, as the event gives it: a release that timed out
+     * waiting for zombies to be reaped (rc _REMAIN) left no live task. */
+    switch (res->outcome) {
+    case XLREAPER_OUTCOME_EMPTY:
+        o = 0;
+        break;
+    case XLREAPER_OUTCOME_ZOMBIES:
+        o = 1;
+        break;
+    case XLREAPER_OUTCOME_REMAIN:
+        o = 2;
+        break;
+    default:
+        o = 3;
+        break;
+    }
+    m->reaps[trig][o]++;
+    observe(&m->reap_duration[trig], (double)res->duration_us / 1e6);
+    if (trig == XLRD_TRIGGER_RELEASE && d->event_us)
+        observe(&m->release_latency,
+                (double)(xlrd_now_us() - d->event_us) / 1e6);
+}
+
+void xlrd_metrics_sweep(xlrd *d, xlrd_sweep_kind kind, uint64_t duration_us,
+                        unsigned dead_uids, unsigned long long dead_tasks)
+{
+    xlrd_metrics *m = &d->metrics;
+
+    m->sweeps[kind]++;
+    m->dead_tasks_found += dead_tasks;
+    /* "The last sweep" is a periodic one: a census after a release
+     * looks at /proc only, and says nothing of the kernel's count. */
+    if (kind == XLRD_SWEEP_CENSUS)
+        return;
+    m->last_sweep_s = wall_s();
+    m->last_sweep_duration_s = (double)duration_us / 1e6;
+    m->last_sweep_dead_uids = dead_uids;
+}
+
+static void gauge(xlr_prom *p, const char *name, const char *help, double v)
+{
+    xlr_prom_family(p, name, "gauge", help);
+    xlr_prom_sample(p, name, XLR_PROM_NO_LABELS, v);
+}
+
+static void counter(xlr_prom *p, const char *name, const char *help, double v)
+{
+    xlr_prom_family(p, name, "counter", help);
+    xlr_prom_sample(p, name, XLR_PROM_NO_LABELS, v);
+}
+
+static void format(const xlrd *d, xlr_prom *p, bool running)
+{
+    const xlrd_metrics *m = &d->metrics;
+    uint32_t max = xlreaper_max_domid();
+    unsigned retry = 0;
+
+    for (uint32_t i = 1; i <= max; i++)
+        retry += d->doms[i].retry;
+
+    gauge(p, "xl_reaper_daemon_up",
+          "1 while xl-reaperd runs; 0 once it has stopped cleanly.", running);
+    gauge(p, "xl_reaper_daemon_start_time_seconds",
+          "When xl-reaperd started (Unix time).", m->start_s);
+    gauge(p, "xl_reaper_xenstore_connected",
+          "1 while xl-reaperd is connected to xenstore (it learns of deaths "
+          "from @releaseDomain).",
+          d->xsh != NULL);
+
+    xlr_prom_family(p, "xl_reaper_reaps_total", "counter",
+                    "Reaps of a dead domain's DM uid, by what started them "
+                    "(release: @releaseDomain; sweep, census: tasks found "
+                    "under a dead domid's uid) and how they ended (empty, "
+                    "zombies: no live task left; remain: live tasks "
+                    "survived; error: no verdict).");
+    for (unsigned t = 0; t < XLRD_TRIGGERS; t++)
+        for (unsigned o = 0; o < XLRD_REAP_OUTCOMES; o++)
+            xlr_prom_sample(p, "xl_reaper_reaps_total",
+                            XLR_PROM_LABELS("trigger", trigger_names[t],
+                                            "outcome", outcome_names[o]),
+                            (double)m->reaps[t][o]);
+
+    xlr_prom_family(p, "xl_reaper_reaps_skipped_total", "counter",
+                    "Reaps not made: the domid was alive again (reused), "
+                    "or whether it lives could not be told (retried).");
+    xlr_prom_sample(p, "xl_reaper_reaps_skipped_total",
+                    XLR_PROM_LABELS("reason", "alive_again"),
+                    (double)m->skipped_alive);
+    xlr_prom_sample(p, "xl_reaper_reaps_skipped_total",
+                    XLR_PROM_LABELS("reason", "liveness_unknown"),
+                    (double)m->skipped_unknown);
+
+    xlr_prom_family(p, "xl_reaper_reap_duration_seconds", "histogram",
+                    "How long a reap took, from the call to its verdict "
+                    "(the kill and its verification), by trigger.");
+    for (unsigned t = 0; t < XLRD_TRIGGERS; t++)
+        xlr_prom_histogram(p, "xl_reaper_reap_duration_seconds",
+                           XLR_PROM_LABELS("trigger", trigger_names[t]),
+                           bounds, m->reap_duration[t].bucket,
+                           XLRD_LATENCY_BOUNDS, m->reap_duration[t].count,
+                           m->reap_duration[t].sum_s);
+
+    xlr_prom_family(p, "xl_reaper_release_latency_seconds", "histogram",
+                    "From the @releaseDomain event to the verdict on the "
+                    "dead domain's DM uid: how long a DM outlived its "
+                    "domain's release, at most.");
+    xlr_prom_histogram(p, "xl_reaper_release_latency_seconds",
+                       XLR_PROM_NO_LABELS, bounds, m->release_latency.bucket,
+                       XLRD_LATENCY_BOUNDS, m->release_latency.count,
+                       m->release_latency.sum_s);
+
+    xlr_prom_family(p, "xl_reaper_sweeps_total", "counter",
+                    "Sweeps that ran to their end, by kind (full: the "
+                    "kernel's count of the whole range; window: of 1/60th "
+                    "of it; census: /proc only, after a release).");
+    for (unsigned k = 0; k < XLRD_SWEEP_KINDS; k++)
+        xlr_prom_sample(p, "xl_reaper_sweeps_total",
+                        XLR_PROM_LABELS("kind", sweep_names[k]),
+                        (double)m->sweeps[k]);
+    counter(p, "xl_reaper_sweep_errors_total",
+            "Sweeps that could not finish (a census or a domain list "
+            "failed); the next one tries again.",
+            (double)m->sweep_errors);
+    counter(p, "xl_reaper_lock_failures_total",
+            "Times the reaper lock could not be had in lock_timeout_ms "
+            "(the reap waits for the next sweep).",
+            (double)m->lock_failures);
+    gauge(p, "xl_reaper_last_sweep_timestamp_seconds",
+          "When the last full or window sweep ended (Unix time; 0: none "
+          "yet).  Alert when it is older than a few sweep_interval_s.",
+          m->last_sweep_s);
+    gauge(p, "xl_reaper_last_sweep_duration_seconds",
+          "How long the last full or window sweep took.",
+          m->last_sweep_duration_s);
+    gauge(p, "xl_reaper_dead_uids_with_tasks",
+          "DM uids of dead domids that the last full or window sweep found "
+          "with tasks (each was reaped).",
+          m->last_sweep_dead_uids);
+    counter(p, "xl_reaper_dead_uid_tasks_found_total",
+            "Tasks the sweeps' /proc censuses saw under the uids of dead "
+            "domids (sightings: a fork racer's task may be seen twice).",
+            (double)m->dead_tasks_found);
+    gauge(p, "xl_reaper_uids_pending_retry",
+          "DM uids whose last reap had no verdict: the next sweep tries "
+          "again.",
+          retry);
+}
+
+void xlrd_metrics_write(xlrd *d, bool running)
+{
+    const char *path = xlreaper_config_get(d->ctx)->metrics_file;
+    const char *text, *what = "formatting";
+    size_t len;
+    xlr_prom p;
+    int e = 0;
+
+    if (!path)
+        return;
+    if (xlr_prom_init(&p) < 0) {
+        e = ENOMEM;
+    } else {
+        format(d, &p, running);
+        if (xlr_prom_finish(&p, &text, &len) < 0)
+            e = ENOMEM;
+        else if (xlr_prom_write_file(path, text, len, &what) < 0)
+            e = errno ? errno : EIO;
+        xlr_prom_dispose(&p);
+    }
+    /* Once when it starts failing (or fails otherwise, or another file
+     * fails after a reload), once when it works again: not at every
+     * reap. */
+    if (e && (e != d->metrics.write_errno ||
+              strncmp(path, d->metrics.failed_path,
+                      sizeof(d->metrics.failed_path) - 1))) {
+        snprintf(d->metrics.failed_path, sizeof(d->metrics.failed_path), "%s",
+                 path);
+        errno = e;
+        XLRD_LOGE(d, WARN,
+                  "metrics file %s: %s%s; reaping goes on without it, and "
+                  "each later write tries again",
+                  path, what,
+                  e == ENOENT ? " (no such directory: is "
+                                "prometheus-node-exporter installed? "
+                                "metrics_file in the config sets another)"
+                              : "");
+    } else if (!e && d->metrics.write_errno) {
+        XLRD_LOG(d, NOTICE, "metrics file %s: written again", path);
+    }
+    d->metrics.write_errno = e;
+}

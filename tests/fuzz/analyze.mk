@@ -6,7 +6,10 @@ ANALYZE_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g \
 	-Itools/libxl-reaper/include -Itools/libxl-reaper -Itools/xl-hooks \
 	-Itests/lib -Itests/fuzz -Ibench/lib $(PKG_CFLAGS) $(CMOCKA_CFLAGS)
 
+ANALYZE_PATHS ?= all
+
 .PHONY: analyze
 analyze: | $(DEPS_STAMP)
 	ANALYZE_CFLAGS="$(ANALYZE_CFLAGS)" ANALYZE_OUT=build/analyze \
+		ANALYZE_PATHS="$(ANALYZE_PATHS)" \
 		tests/fuzz/analyze

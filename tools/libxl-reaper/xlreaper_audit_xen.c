@@ -516,6 +516,10 @@ int xlreaper__audit_dm_pids(xlreaper_ctx *ctx, const xlreaper__audit_hooks *h,
                  "xenstore did not answer within %u ms", timeout_ms);
         return 0;
     }
+    /* xs_run sets j whenever it returns 0; checked for gcc -fanalyzer,
+     * which cannot follow it through the condition variable. */
+    if (!j)
+        return XLREAPER_ERROR_FAIL;
     if (j->err) {
         snprintf(out->why, sizeof(out->why), "xenstore: %s: %s", j->step,
                  strerror(j->err));
@@ -622,6 +626,8 @@ int xlreaper__audit_live_domains(xlreaper_ctx *ctx,
                  "%sxenstore did not answer within %u ms", tried, timeout_ms);
         return 0;
     }
+    if (!j) /* as in xlreaper__audit_dm_pids */
+        return XLREAPER_ERROR_FAIL;
     if (j->err) {
         snprintf(live->why, sizeof(live->why), "%sxenstore: %s: %s", tried,
                  j->step, strerror(j->err));

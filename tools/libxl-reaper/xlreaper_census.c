@@ -44,7 +44,9 @@ static void count_task(census *c, const xlreaper_task *t)
     const uid_t ids[] = { t->ruid, t->euid, t->suid, t->fsuid };
     bool zombie = t->state == 'Z' || t->state == 'X';
     uid_t base = c->cfg->dm_uid_base;
-    uint32_t seen[4];
+    /* Zeroed for cppcheck, which misses that only seen[0..n-1] is read
+     * (a false uninitvar). */
+    uint32_t seen[4] = { 0 };
     unsigned n = 0;
 
     for (unsigned i = 0; i < 4; i++) {
@@ -249,7 +251,7 @@ static int kprobe_run(xlreaper_ctx *ctx, uid_t first, uint32_t num, bool *busy,
     kprobe_args a = { .first = first + *done, .num = num - *done };
     uint64_t deadline = xlreaper__helper_deadline(ctx);
     unsigned slice_ms = 1;
-    bool killed = false, eof = false, exited = false;
+    bool killed = false, exited = false;
     xlreaper__report_pipe out_p;
     pid_t pid, parent = getpid();
     int rc, status = 0;
@@ -271,7 +273,7 @@ static int kprobe_run(xlreaper_ctx *ctx, uid_t first, uint32_t num, bool *busy,
     close(out_p.wfd);
     out_p.wfd = -1;
 
-    while (!eof) {
+    for (;;) { /* until EOF, the deadline or a stop */
         struct pollfd pfd = { .fd = out_p.rfd, .events = POLLIN };
         uint64_t now = xlreaper__now_us();
         int pr;
@@ -289,10 +291,8 @@ static int kprobe_run(xlreaper_ctx *ctx, uid_t first, uint32_t num, bool *busy,
 
             if (r < 0 && errno == EINTR)
                 continue;
-            if (r <= 0) {
-                eof = true;
+            if (r <= 0)
                 break;
-            }
             for (ssize_t i = 0; i < r && *done < num; i++)
                 busy[(*done)++] = buf[i] == '1';
             /* Progress: the deadline is for one question, not all. */

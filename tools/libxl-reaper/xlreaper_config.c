@@ -632,8 +632,15 @@ static int parse_text(xlreaper_ctx *ctx, const char *path, const char *text,
         goto out;
     }
     for (unsigned i = 0; i < w->num; i++) {
-        rc = load_key(ctx, xlu, w, find_key(w->seen[i].key), cfg, want_base,
-                      want_reaper);
+        const key_spec *k = find_key(w->seen[i].key);
+
+        /* The walk has refused unknown keys (w->bad); said again here
+         * so that nothing rests on it (gcc -fanalyzer). */
+        if (!k) {
+            rc = XLREAPER_ERROR_INVAL;
+            goto out;
+        }
+        rc = load_key(ctx, xlu, w, k, cfg, want_base, want_reaper);
         if (rc)
             goto out;
     }

@@ -1,9 +1,11 @@
 # Benchmarks (issue 9).  Never part of `make check`.
 #   make bench        runs them one after another (never in parallel: they
 #                     measure the machine), tables on stdout, CSV and
-#                     summaries in bench/results/, a run log appended to
-#                     bench/RESULTS.md.  ~15 min; BENCH_QUICK=1 for a
-#                     short smoke run (results are then not appended).
+#                     summaries in bench/results/ with the load average
+#                     of each (load.txt), then writes bench/RESULTS.md
+#                     from those files alone (bench/results-md) and
+#                     draws the plots.  ~35 min; BENCH_QUICK=1 for a
+#                     short smoke run (RESULTS.md is then left alone).
 #   make bench-plot   PNGs in bench/plots/ from bench/results/*.csv with
 #                     gnuplot, installed on demand (optional extra).
 # Knobs (environment): BENCH_TRIALS, BENCH_BUDGET_MS, BENCH_METHODS,

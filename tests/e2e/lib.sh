@@ -92,6 +92,30 @@ guest_cfg() {
 
 wrapper_line() { echo "device_model_override = \"$WRAPPER\""; }
 
+# stock_dm_shim FILE: writes FILE, a device model for libxl's own stock
+# path on this image: QEMU under libxl's command line, uid and limits,
+# but for two things Debian 13's QEMU 10 needs that libxl 4.20 does not
+# give it (images/4.20): RLIMIT_FSIZE raised to E2E_DM_FSIZE, and the
+# probe (the line without -xen-domid) run in a mount namespace with an
+# empty /var/run/xen, as qemu-dm-restrict runs it. libxl binds the
+# probe's QMP socket and then the DM's at the same path, qmp-libxl-D, and
+# QEMU unlinks its socket's path when it exits: a probe slower to exit
+# than libxl is to bind the DM's socket removes the DM's, and libxl's
+# next QMP connection, and xl create, fail (xlreaper_libxl_probe.c).
+stock_dm_shim() {
+    cat >"$1" <<EOS
+#!/bin/sh
+ulimit -f $((${E2E_DM_FSIZE:-262144} / 512))
+case " \$* " in
+*" -xen-domid "*) exec $QEMU "\$@" ;;
+esac
+exec unshare --mount --propagation private sh -c \\
+    'mount -t tmpfs -o mode=0700,size=4k e2e-probe /var/run/xen && exec "\$0" "\$@"' \\
+    $QEMU "\$@"
+EOS
+    chmod 755 "$1"
+}
+
 # dm_logs NAME: the ends of libxl's logs of the guest's probe and DM.
 dm_logs() {
     for _l in /var/log/xen/qemu-probe-$1.log /var/log/xen/qemu-dm-$1.log; do
@@ -101,13 +125,57 @@ dm_logs() {
     done
 }
 
+# xen_state WHY: what Xen and dom0 said when a create failed, on the
+# console: Xen's free memory and its own log (why populate_physmap or an
+# ioreq server failed is written there, not in QEMU's), the domains (a
+# dying one still holds its memory), dom0's memory and kernel log (an OOM
+# kill or a crash leaves no line in the DM's log), and what is left of
+# the probe QEMU.
+xen_state() {
+    diag "xen state ($1):"
+    diag "  $(xl info 2>&1 | grep -E '^(total|free|outstanding)_memory|^xen_version' |
+        tr -s ' \n' ' ')"
+    xl list >"$RUN/xl-list" 2>&1 || true
+    diag_tail "$RUN/xl-list" 8
+    xl dmesg >"$RUN/xl-dmesg" 2>&1 || true
+    diag "xl dmesg (last lines of $(wc -l <"$RUN/xl-dmesg")):"
+    diag_tail "$RUN/xl-dmesg" 25
+    diag "dom0: $(awk '/^(MemFree|MemAvailable):/ { printf "%s %d MiB ", $1, $2 / 1024 }' \
+        /proc/meminfo) load $(cut -d' ' -f1-3 /proc/loadavg)"
+    dmesg >"$RUN/dmesg" 2>&1 || true
+    diag "dom0 dmesg (last lines):"
+    diag_tail "$RUN/dmesg" 12
+    # libxl connects to QEMU by the path of its QMP socket.
+    diag "/var/run/xen: $(ls -l /var/run/xen 2>&1 | awk 'NR > 1 { print $1, $NF }' |
+        tr '\n' ';')"
+    diag "qemu processes: $(ps -eo pid,uid,stat,etimes,args |
+        awk '/qemu-system/ && !/awk/ { $1 = $1; print }' | cut -c1-120 |
+        tr '\n' ';')"
+}
+
+# create_failed NAME LOG WHAT: everything known about a failed create.
+create_failed() {
+    fail "$3"
+    diag_tail "$2" 8
+    # libxl's own account at debug level, kept by create_guest: its errors
+    # and the DM's exit, without the noise.
+    if [ -s "$2.vvv" ]; then
+        diag "libxl said:"
+        grep -a -i -E ': (error|warning|critical): |timed out|exited|signal' \
+            "$2.vvv" | tail -n 15 >"$2.err" || true
+        diag_tail "$2.err" 15
+    fi
+    dm_logs "$1"
+    xen_state "create $1 failed"
+}
+
 # create_guest NAME CFG: xl create; sets DOMID and DMPID.
 create_guest() {
     _t0=$(now_ms)
-    if ! timeout 300 xl create "$2" >"$RUN/create-$1.log" 2>&1; then
-        fail "xl create $1"
-        diag_tail "$RUN/create-$1.log" 8
-        dm_logs "$1"
+    # -vvv to a file of its own: read only when the create fails.
+    if ! timeout 300 xl -vvv create "$2" >"$RUN/create-$1.log" \
+        2>"$RUN/create-$1.log.vvv"; then
+        create_failed "$1" "$RUN/create-$1.log" "xl create $1"
         exit 1
     fi
     DOMID=$(xl domid "$1")
@@ -123,10 +191,9 @@ create_fixed() {
     # The image's guest lines, said to libxl (images/4.20: no vkbd).
     _o=
     case ${E2E_GUEST_LINES:-} in *"vkb_device = 0"*) _o=--no-vkb ;; esac
-    if ! timeout 300 "$BIN/create-domid" $_o "$@" >"$RUN/create-$1.log" 2>&1; then
-        fail "create $1 with domid $2"
-        diag_tail "$RUN/create-$1.log" 8
-        dm_logs "$1"
+    if ! E2E_XTL_DEBUG=1 timeout 300 "$BIN/create-domid" $_o "$@" \
+        >"$RUN/create-$1.log" 2>"$RUN/create-$1.log.vvv"; then
+        create_failed "$1" "$RUN/create-$1.log" "create $1 with domid $2"
         exit 1
     fi
     DOMID=$(tail -n 1 "$RUN/create-$1.log")

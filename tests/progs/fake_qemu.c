@@ -13,6 +13,11 @@
  *                        line for each open descriptor above 2, and one
  *                        "arg=..." line per argument (argv[0] included)
  *                        on stdout, exits 0
+ *   FAKE_QEMU_UNLINK=1   before it exits, does what QEMU does when it
+ *                        closes a listening UNIX socket at exit
+ *                        (socket_listen_cleanup): unlinks the path each
+ *                        listening socket above 2 was bound to, and
+ *                        prints "unlink=PATH:0" or "unlink=PATH:ERRNO"
  *
  * The help texts are the lines around the uid and chroot options as the
  * real binaries print them: 7.2 from Debian 12's qemu-system-i386
@@ -20,11 +25,15 @@
  * xen-qemu-system-i386 (qemu-system-xen 1:10.0.13+ds-0+deb13u1), which
  * has neither -runas (removed in 10.0) nor -chroot (removed in 9.0).
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 static const char help_7_2[] =
@@ -75,6 +84,27 @@ static const char help_10_0[] =
     "-msg [timestamp[=on|off]][,guest-name=[on|off]]\n"
     "                control error message format\n";
 
+/* QEMU's socket_listen_cleanup for every listening UNIX socket: the path
+ * getsockname reports, whatever that path names now. */
+static void unlink_listening(void)
+{
+    for (int fd = 3; fd < 4096; fd++) {
+        struct sockaddr_un un;
+        socklen_t len = sizeof(un);
+        int on = 0;
+        socklen_t ol = sizeof(on);
+
+        memset(&un, 0, sizeof(un));
+        if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &on, &ol) < 0 || !on ||
+            getsockname(fd, (struct sockaddr *)&un, &len) < 0 ||
+            un.sun_family != AF_UNIX ||
+            len <= offsetof(struct sockaddr_un, sun_path) || !un.sun_path[0])
+            continue;
+        printf("unlink=%s:%d\n", un.sun_path,
+               unlink(un.sun_path) < 0 ? errno : 0);
+    }
+}
+
 int main(int argc, char **argv)
 {
     uid_t r, e, s;
@@ -115,5 +145,7 @@ int main(int argc, char **argv)
     }
     for (int i = 0; i < argc; i++)
         printf("arg=%s\n", argv[i]);
+    if (getenv("FAKE_QEMU_UNLINK"))
+        unlink_listening();
     return 0;
 }

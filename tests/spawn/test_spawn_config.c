@@ -132,12 +132,15 @@ static void test_bad_values_refused(void **state)
     } cases[] = {
         { "nofile_limit = 15\n", "nofile_limit = 15 is out of range" },
         { "nofile_limit = 1048577\n", "out of range 16..1048576" },
-        { "fsize_limit = -1\n", "c.conf:2: config parsing error" }, /* xlu */
+        /* xl.cfg has no negative numbers; the key and its range. */
+        { "fsize_limit = -1\n", "c.conf:2: fsize_limit = -1: a negative "
+                                "number; fsize_limit takes 0..1099511627776" },
         { "fsize_limit = 1099511627777\n", "out of range" },
         { "core_limit = 1099511627777\n", "core_limit" },
         { "msgqueue_limit = 1073741825\n", "msgqueue_limit" },
         { "locks_limit = 1048577\n", "locks_limit" },
-        { "memlock_limit = -5\n", "c.conf:2: config parsing error" },
+        { "memlock_limit = -5\n", "c.conf:2: memlock_limit = -5: a negative "
+                                  "number" },
         { "nproc_limit = 0\n", "nproc_limit = 0 is out of range" },
         { "fsize_limit = \"256k\"\n", "fsize_limit must be a number" },
         { "uid_switch = \"setuid\"\n", "is not one of the choices" },

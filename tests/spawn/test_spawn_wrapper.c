@@ -5,13 +5,16 @@
  * form the "installed" QEMU's -help offers, a bad or missing -xen-domid
  * and a mismatched -runas are refused, the pid stays the same (exec in
  * place), and it works after libxl's own preexec.  libxl 4.20's QEMU
- * option probe runs through unchanged as root with its QMP socket, and
- * its DM lines (-run-with chroot= and a second -run-with user=) pass as
- * 4.17's do, against a fake answering -help as QEMU 7.2 and 10.0 do.
+ * option probe runs through unchanged as root with its QMP socket (and
+ * its exit cannot unlink the DM's socket libxl binds at the same path
+ * next), and its DM lines (-run-with chroot= and a second -run-with
+ * user=) pass as 4.17's do, against a fake answering -help as QEMU 7.2
+ * and 10.0 do.
  * uid block: base 4200000 (domids 61..90).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -591,6 +594,60 @@ static void test_libxl_probe_runs_unchanged(void **state)
     close(qmp);
 }
 
+/*
+ * What libxl 4.20 does around the probe: it binds the probe's socket at
+ * <run dir>/qmp-libxl-<domid>, then, not waiting for the probe to exit,
+ * the DM's at the same path; the probe QEMU unlinks the path its socket
+ * was bound to when it exits.  The DM's socket must still be there under
+ * that name afterwards: libxl connects to the DM by it.
+ */
+static void test_libxl_probe_exit_keeps_dm_socket(void **state)
+{
+    fixture *f = *state;
+    int probe = qmp_socket(f, "qmp-libxl-70");
+    char path[4200], chardev[128], want[4400];
+    struct sockaddr_un sa = { .sun_family = AF_UNIX };
+    struct pollfd pfd = { .events = POLLIN };
+    struct stat st;
+    int dm, c;
+    run_result r;
+
+    /* libxl__pre_open_qmp_socket for the DM: unlink, bind anew. */
+    snprintf(path, sizeof(path), "%s/qmp-libxl-70", f->dir);
+    assert_int_equal(unlink(path), 0);
+    dm = qmp_socket(f, "qmp-libxl-70");
+    snprintf(chardev, sizeof(chardev),
+             "socket,id=libxl-cmd,fd=%d,server=on,wait=off", probe);
+    char *const args[] = { PROBE_ARGS(chardev), NULL };
+
+    setenv("FAKE_QEMU_UNLINK", "1", 1);
+    run_wrapper(f, "10.0", args, &r);
+    unsetenv("FAKE_QEMU_UNLINK");
+    expect_ran(&r);
+    expect_same_fd(&r, probe);
+    /* The probe did try, as QEMU does, and found nothing to remove. */
+    snprintf(want, sizeof(want), "unlink=%s:%d", path, ENOENT);
+    if (!xlrt_has_line(r.out, want))
+        fail_msg("want '%s':\n%s", want, r.out);
+    /* The DM's socket still has its name (and no tmpfs of the probe's
+     * covers the directory here), and it is the DM's: a connection by
+     * the path, as libxl's, reaches it. */
+    if (stat(path, &st) < 0)
+        fail_msg("the probe's exit removed the DM's socket %s", path);
+    assert_true(S_ISSOCK(st.st_mode));
+    assert_true(strlen(path) < sizeof(sa.sun_path));
+    strcpy(sa.sun_path, path);
+    c = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    assert_true(c >= 0);
+    assert_int_equal(connect(c, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    pfd.fd = dm;
+    assert_int_equal(poll(&pfd, 1, 5000), 1);
+    run_result_dispose(&r);
+    close(c);
+    close(dm);
+    close(probe);
+}
+
 /* Only that exact line is the probe: anything else without -xen-domid
  * is refused as before, and QEMU never runs. */
 static void test_libxl_probe_shape_exact(void **state)
@@ -867,6 +924,7 @@ int main(void)
         T(test_busy_uid_refused),
         T(test_libxl_probe_runs_unchanged),
         T(test_libxl_probe_shape_exact),
+        T(test_libxl_probe_exit_keeps_dm_socket),
         T(test_libxl420_dm_line),
         T(test_run_with_added),
         T(test_run_with_refused),

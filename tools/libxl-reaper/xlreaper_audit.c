@@ -1435,7 +1435,9 @@ int xlreaper__audit_run(xlreaper_ctx *ctx, const xlreaper_audit_opts *opts,
     if ((rc = list_live(&a)) || (rc = check_passwd(&a)) || (rc = passes(&a)) ||
         (rc = relist_live(&a)) || (rc = read_dm_pids(&a)) ||
         (rc = check_domains(&a)) || (rc = check_idle_uids(&a)) ||
-        (rc = check_shared(&a)) || (rc = check_dead_uids(&a)))
+        (rc = check_shared(&a)) || (rc = check_dead_uids(&a)) ||
+        (rc = xlreaper__audit_setid(ctx, opts, h ? h->setid_roots : NULL,
+                                    res)))
         goto out;
     rc = 0;
 

@@ -38,12 +38,22 @@ typedef struct {
     uint32_t sweep_max_domid; /* probe domids 1..this only (0: all) */
     unsigned max_passes;      /* /proc passes before giving up on a
                                * quiet one (0: the default) */
+    const char *const *setid_roots; /* walk these directories, NULL
+                               * ended, instead of the host's writable
+                               * file systems (the "setid" check) */
 } xlreaper__audit_hooks;
 
 _hidden int xlreaper__audit_run(xlreaper_ctx *ctx,
                                 const xlreaper_audit_opts *opts,
                                 const xlreaper__audit_hooks *hooks,
                                 xlreaper_audit_result *res);
+
+/* The "setid" check (xlreaper_audit_setid.c): every writable file
+ * system, or roots (NULL ended) when not NULL.  0, _NOMEM or _FAIL. */
+_hidden int xlreaper__audit_setid(xlreaper_ctx *ctx,
+                                  const xlreaper_audit_opts *opts,
+                                  const char *const *roots,
+                                  xlreaper_audit_result *res);
 
 /* ---------- the result ---------- */
 

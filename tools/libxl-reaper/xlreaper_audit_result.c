@@ -14,6 +14,7 @@ void xlreaper_audit_opts_init(xlreaper_audit_opts *opts)
 {
     memset(opts, 0, sizeof(*opts));
     opts->xenstore_timeout_ms = 2000;
+    opts->setid_timeout_ms = 120000;
 }
 
 void xlreaper_audit_result_init(xlreaper_audit_result *res)

@@ -140,7 +140,13 @@ void xlreaper__cgroup_kill(xlreaper_ctx *ctx, uint32_t domid,
     fd = open(path, O_WRONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
         /* No cgroup: a DM we did not start (stock libxl), or none. */
-        if (errno != ENOENT)
+        if (errno == EROFS)
+            LOGED(WARN, domid,
+                  "%s: cgroupfs is read-only here (a unit's "
+                  "ProtectControlGroups= without ReadWritePaths= for "
+                  "cgroup_parent?); the uid kill goes on",
+                  path);
+        else if (errno != ENOENT)
             LOGED(WARN, domid, "%s (the uid kill goes on)", path);
         return;
     }

@@ -107,6 +107,12 @@ char *xlreaper_reap_result_describe(const xlreaper_reap_result *res)
         break;
     default: xlreaper__sb_printf(&sb, "not reaped"); break;
     }
+    if (res->recorded_dm > 0)
+        xlreaper__sb_printf(&sb,
+                            "; also killed device model pid %ld, recorded at "
+                            "its start, outside the uid (runas mode, before "
+                            "QEMU's own setuid)",
+                            (long)res->recorded_dm);
     if (sb.oom) {
         free(sb.buf);
         return NULL;

@@ -326,6 +326,21 @@ _hidden int xlreaper__write_all(int fd, const void *buf, size_t len);
 /* close(2) keeping errno. */
 _hidden void xlreaper__close_keep_errno(int fd);
 
+/* ---------- the runas window (xlreaper_dmpid.c) ---------- */
+
+/* Field 22 of /proc/<pid>/stat, the start time in clock ticks.  0 or -1
+ * with errno. */
+_hidden int xlreaper__proc_starttime(pid_t pid, unsigned long long *start_r);
+/* Under the lock: records pid as domid's DM.  0, _NOMEM or _FAIL
+ * (logged). */
+_hidden int xlreaper__dmpid_record(xlreaper_ctx *ctx, uint32_t domid,
+                                   pid_t pid);
+/* Under the lock: kills domid's recorded DM if it is still the process
+ * recorded, and removes the record.  *killed_r its pid, or 0.  0,
+ * _NOMEM or _FAIL (the signal failed; the record stays). */
+_hidden int xlreaper__dmpid_kill(xlreaper_ctx *ctx, uint32_t domid,
+                                 pid_t *killed_r);
+
 /* ---------- spawn: no set-id file (xlreaper_setid.c) ---------- */
 
 #define XLREAPER__SETID_FILTER_MAX 40

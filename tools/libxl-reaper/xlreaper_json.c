@@ -111,6 +111,11 @@ int xlreaper_reap_result_json(const xlreaper_reap_result *res, char **json_r)
         yajl_gen_integer(g, res->kernel_left);
     STR(g, "proc_sound");
     yajl_gen_bool(g, res->proc_sound);
+    STR(g, "recorded_dm");
+    if (res->recorded_dm > 0)
+        yajl_gen_integer(g, res->recorded_dm);
+    else
+        yajl_gen_null(g);
     gen_tasks(g, "zombies", &res->zombies);
     gen_tasks(g, "stuck", &res->stuck);
     gen_tasks(g, "live", &res->live);

@@ -25,14 +25,38 @@
  * the wrapper still does is what it does for every DM: exec the
  * configured QEMU, and close every descriptor but 0-2 and the one the
  * line names, so nothing else of libxl's leaks to a root QEMU.
+ *
+ * And one thing for the DM that follows: the probe runs in a mount
+ * namespace of its own with an empty tmpfs over its socket's directory.
+ * libxl binds the probe's QMP socket and then the DM's at the same path,
+ * <run dir>/qmp-libxl-<domid> (libxl__pre_open_qmp_socket unlinks
+ * whatever is there and binds anew), and does not wait for the probe to
+ * exit: it sends "quit", SIGHUPs it and goes on to the DM.  QEMU, when
+ * it closes a listening UNIX socket at exit, unlinks the path the socket
+ * was bound to (socket_listen_cleanup: getsockname, unlink), and that
+ * path names the DM's socket by then whenever the probe is the slower
+ * one.  libxl reaches the DM by that path only (qmp_ev_lock_aquired), so
+ * its next QMP command fails ("Failed to connect to QMP socket", ENOENT)
+ * and so does xl create, the DM having started fine.  Measured on Debian
+ * 13 (libxl 4.20.4, QEMU 10.0.13) under TCG, where the probe is slow to
+ * exit.  Inside its own namespace the probe's unlink meets an empty
+ * directory (ENOENT, which QEMU ignores); the socket it was given is an
+ * open descriptor and works as before.  Where that namespace cannot be
+ * made (no CAP_SYS_ADMIN), the probe runs as upstream runs it, and says
+ * so: that is upstream's race, not less safety.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "xlreaper_internal.h"
@@ -122,6 +146,76 @@ static int close_all_but(int keep)
     return 0;
 }
 
+/*
+ * The directory of the path fd is bound to, into dir_r (which has room
+ * for a sun_path): 1 if there is one to hide, 0 if there is nothing the
+ * probe could unlink (not a UNIX socket, unnamed, abstract), -1 on error
+ * (logged).  A path that is not absolute, or whose directory is "/", is
+ * an error: nothing libxl makes, and no directory to cover.
+ */
+static int socket_dir(xlreaper_ctx *ctx, int fd, char *dir_r, size_t size)
+{
+    struct sockaddr_un un;
+    socklen_t len = sizeof(un);
+    size_t n;
+    char *slash;
+
+    memset(&un, 0, sizeof(un));
+    if (getsockname(fd, (struct sockaddr *)&un, &len) < 0) {
+        LOGE(ERROR, "probe: getsockname of the QMP descriptor %d", fd);
+        return -1;
+    }
+    if (un.sun_family != AF_UNIX || len <= offsetof(struct sockaddr_un,
+                                                    sun_path) ||
+        un.sun_path[0] == '\0')
+        return 0;
+    n = len - offsetof(struct sockaddr_un, sun_path);
+    if (n > sizeof(un.sun_path))
+        n = sizeof(un.sun_path);
+    if (n >= size)
+        n = size - 1;
+    memcpy(dir_r, un.sun_path, n);
+    dir_r[n] = '\0';
+    slash = strrchr(dir_r, '/');
+    if (dir_r[0] != '/' || !slash || slash == dir_r) {
+        LOG(ERROR, "probe: QMP socket %s: not in a directory of its own",
+            dir_r);
+        return -1;
+    }
+    *slash = '\0';
+    return 1;
+}
+
+/*
+ * A mount namespace for this process in which the directory of fd's
+ * path is an empty tmpfs (see the top of this file).  0 when done or
+ * when there is no path to protect, -1 (logged) when not: the caller
+ * goes on without.  Nothing propagates to the host's mounts: "/" is made
+ * private first, recursively.
+ */
+static int hide_socket_dir(xlreaper_ctx *ctx, int fd)
+{
+    char dir[sizeof(((struct sockaddr_un *)0)->sun_path) + 1];
+    int r = socket_dir(ctx, fd, dir, sizeof(dir));
+
+    if (r <= 0)
+        return r;
+    if (unshare(CLONE_NEWNS) < 0) {
+        LOGE(WARN, "probe: unshare(CLONE_NEWNS)");
+        return -1;
+    }
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+        LOGE(WARN, "probe: making / private in its mount namespace");
+        return -1;
+    }
+    if (mount("xl-reaper-probe", dir, "tmpfs",
+              MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700,size=4096") < 0) {
+        LOGE(WARN, "probe: a tmpfs over %s", dir);
+        return -1;
+    }
+    return 0;
+}
+
 int xlreaper_libxl_probe_exec(xlreaper_ctx *ctx, const char *path,
                               char *const argv[])
 {
@@ -145,6 +239,10 @@ int xlreaper_libxl_probe_exec(xlreaper_ctx *ctx, const char *path,
         LOGE(ERROR, "probe: closing descriptors");
         return XLREAPER_ERROR_FAIL;
     }
+    if (hide_socket_dir(ctx, fd) < 0)
+        LOG(WARN, "probe: QEMU runs in the host's mount namespace: its exit "
+                  "may unlink the QMP socket libxl has bound for the DM "
+                  "since, and fail the xl create that follows");
     /* N is left as it is: having come to us across libxl's execve it
      * has no FD_CLOEXEC; a caller that opened N itself clears it. */
     execv(path, qargv);

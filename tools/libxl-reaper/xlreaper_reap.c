@@ -45,9 +45,11 @@
  * says such tasks may exist (a subordinate id range overlapping the DM
  * range), every verdict also needs a scan of the whole host.
  *
- * With cgroup_parent set, the DM's own cgroup is killed first
- * (cgroup.kill, a second belt) and removed once the uid is empty; the
- * argument above needs neither.
+ * Before the uid kill, the DM its spawn recorded is killed by its pidfd
+ * if it is still that process: in runas mode QEMU is root, outside the
+ * uid, until its own setuid (xlreaper_dmpid.c).  With cgroup_parent
+ * set, the DM's own cgroup is killed too (cgroup.kill, a second belt)
+ * and removed once the uid is empty; the argument above needs neither.
  */
 #include <limits.h>
 #include <signal.h>
@@ -460,7 +462,7 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
     uint64_t start = xlreaper__now_us();
     xlreaper__sched_saved sched;
     uid_t uid;
-    int rc;
+    int rc, dm_rc;
 
     if (!cfg || xlreaper_dm_ids(ctx, domid, &uid, NULL)) {
         LOG(ERROR, "domid %u: not a domid with a device model uid", domid);
@@ -482,10 +484,18 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
             goto out;
         res->lock_wait_us = xlreaper_lock_wait_us(lock);
     }
+    /* First the DM its spawn recorded, which may not be in the uid yet
+     * (runas mode); it dies before it can reach its setuid, or, if it
+     * was past it, is a dying task the rounds wait for. */
+    dm_rc = xlreaper__dmpid_kill(ctx, domid, &res->recorded_dm);
     if (cfg->cgroup_parent)
         xlreaper__cgroup_kill(ctx, domid, cfg->cgroup_parent);
     rc = reap_rounds(ctx, domid, uid, flags, res,
                      start + (uint64_t)cfg->reap_timeout_ms * 1000u);
+    /* A recorded DM that could not be signalled is outside the kill:
+     * the verdict on the uid says nothing of it. */
+    if (!rc && dm_rc)
+        rc = dm_rc;
     if (!rc && cfg->cgroup_parent &&
         (res->outcome == XLREAPER_OUTCOME_EMPTY ||
          res->outcome == XLREAPER_OUTCOME_ZOMBIES))

@@ -35,7 +35,10 @@
  *            switch itself (then it chroots with -chroot, which is why we
  *            do not: an empty chroot holds neither QEMU's libraries nor
  *            /dev/xen).  We set everything else, stay root, and make the
- *            command line carry exactly this domain's ids.
+ *            command line carry exactly this domain's ids.  Until QEMU's
+ *            setuid the DM is outside its uid: the spawn records its pid
+ *            under the lock, and every reap of the domid kills it first
+ *            (xlreaper_dmpid.c).
  *
  * RLIMIT_NPROC is a process's own limit checked against the count of its
  * real uid.  In exec mode that is the DM uid from the start.  In runas
@@ -1168,6 +1171,17 @@ int xlreaper_spawn_exec(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
     rc = prepare(ctx, plan, flags, false, &lock, &run);
     if (rc)
         return rc;
+    /* Runas mode: this process becomes QEMU, root until its setuid.
+     * Recorded under the lock, so that no reap after the lock is let go
+     * misses it (xlreaper_dmpid.c). */
+    if (plan->mode == XLREAPER_UID_SWITCH_RUNAS) {
+        rc = xlreaper__dmpid_record(ctx, plan->domid, getpid());
+        if (rc) {
+            run_dispose(&run);
+            xlreaper_lock_release(lock);
+            return rc;
+        }
+    }
     /* The lock is held until the execve that makes the DM closes its
      * close-on-exec descriptor: no reaper can kill the uid between our
      * check that it is empty and the DM's birth. */
@@ -1287,6 +1301,20 @@ int xlreaper_spawn(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
         log_step(ctx, plan, rep.step, rep.err, rep.detail);
         rc = XLREAPER_ERROR_FAIL;
         goto out;
+    }
+
+    /* Runas mode: the child is QEMU, root until its setuid; recorded
+     * while we hold the lock (xlreaper_dmpid.c).  Without the record no
+     * reap could reach it: it does not run. */
+    if (plan->mode == XLREAPER_UID_SWITCH_RUNAS) {
+        rc = xlreaper__dmpid_record(ctx, plan->domid, pid);
+        if (rc) {
+            int status;
+
+            kill(pid, SIGKILL); /* our unreaped child: the pid is its */
+            xlreaper__wait_child(ctx, pid, &status);
+            goto out;
+        }
     }
 
     /* Our unreaped child: its pid cannot be reused under us. */

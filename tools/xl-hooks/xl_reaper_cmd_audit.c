@@ -1,8 +1,9 @@
 /*
  * xl_reaper_cmd_audit.c - `xl-reaper audit [--tap | --json |
  * --prometheus | --prometheus-file FILE] [--fix] [--probe-all]
- * [--xenstore-timeout MS]`: is every DM jailed, is every dead domain's
- * uid empty?  Changes nothing unless --fix.
+ * [--xenstore-timeout MS] [--setid-timeout MS]`: is every DM jailed, is
+ * every dead domain's uid empty, does no set-id file lead back into the
+ * range?  Changes nothing unless --fix.
  *
  * Exit codes (not the other commands' ones; test harnesses rely on
  * them): 0 every check passed, 1 a violation, 2 could not check (bad
@@ -211,6 +212,7 @@ static int parse_args(audit_args *a, bool json, int argc, char **argv)
         { "fix", no_argument, NULL, 'f' },
         { "probe-all", no_argument, NULL, 'p' },
         { "xenstore-timeout", required_argument, NULL, 'x' },
+        { "setid-timeout", required_argument, NULL, 's' },
         { NULL, 0, NULL, 0 },
     };
     unsigned outs = json;
@@ -222,7 +224,7 @@ static int parse_args(audit_args *a, bool json, int argc, char **argv)
     memset(a, 0, sizeof(*a));
     xlreaper_audit_opts_init(&a->ao);
     a->out = json ? OUT_JSON : OUT_TABLE;
-    while ((opt = getopt_long(argc, argv, "+:tjfpx:", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+:tjfpx:s:", opts, NULL)) != -1) {
         switch (opt) {
         case 't':
             a->out = OUT_TAP;
@@ -263,6 +265,15 @@ static int parse_args(audit_args *a, bool json, int argc, char **argv)
                                        "a number of ms, 1..600000",
                                        optarg);
             a->ao.xenstore_timeout_ms = (unsigned)v;
+            break;
+        case 's':
+            v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 0 || v > 3600000)
+                return xlr_usage_error("audit", "--setid-timeout '%s': "
+                                                "a number of ms, 0..3600000 "
+                                                "(0: no set-id walk)",
+                                       optarg);
+            a->ao.setid_timeout_ms = (unsigned)v;
             break;
         default: return xlr_option_error("audit", opt, argv);
         }

@@ -71,7 +71,7 @@ const xlr_command xlr_commands[] = {
       XLR_EXIT_USAGE },
     { "audit",
       "[--tap | --json | --prometheus | --prometheus-file FILE] [--fix] "
-      "[--probe-all] [--xenstore-timeout MS]",
+      "[--probe-all] [--xenstore-timeout MS] [--setid-timeout MS]",
       "check every DM is jailed and every dead domain's uid is empty",
       xlr_cmd_audit,
       "  --tap                  TAP version 13\n"
@@ -79,10 +79,14 @@ const xlr_command xlr_commands[] = {
       "  --prometheus           node_exporter's textfile format\n"
       "  --prometheus-file FILE the same into FILE (*.prom), replaced\n"
       "                         atomically\n"
-      "  --fix                  reap every leftover uid, and say so\n"
+      "  --fix                  reap every leftover uid and clear the set-id\n"
+      "                         bits of the range's files, and say so\n"
       "  --probe-all            ask the kernel's count of every dead uid\n"
       "  --xenstore-timeout MS  wait at most MS for xenstored "
       "(default 2000)\n"
+      "  --setid-timeout MS     walk the writable file systems for set-id\n"
+      "                         files of the range for at most MS (default\n"
+      "                         120000; 0: no walk)\n"
       "\n"
       "Changes nothing without --fix.  Needs root.\n"
       "exit: 0 every check passed, 1 a violation, 2 could not check\n",

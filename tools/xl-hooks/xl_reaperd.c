@@ -202,6 +202,20 @@ static void describe_config(xlrd *d, const char *what)
              (unsigned long)c->dm_uid_base + xlreaper_max_domid(),
              (unsigned long)c->reaper_uid, c->lock_file, c->sweep_interval_s,
              c->metrics_file ? c->metrics_file : "none");
+    /* Each reap writes <cgroup_parent>/dm-<domid>/cgroup.kill and
+     * removes the directory.  Under the shipped unit cgroupfs is
+     * read-only (ProtectControlGroups=) but for the one subtree
+     * ReadWritePaths= names, and only if it existed when the unit
+     * started ("-" skips a missing one): then every cgroup.kill fails
+     * with EROFS.  The uid kill does not need it; say so once, here. */
+    if (c->cgroup_parent && access(c->cgroup_parent, W_OK) < 0)
+        XLRD_LOGE(d, ERROR,
+                  "%s: cgroup_parent %s is not writable here, so no reap "
+                  "can write cgroup.kill there (the uid kill goes on); "
+                  "under xl-reaperd.service it must exist before the "
+                  "daemon starts and be named in ReadWritePaths= (the "
+                  "shipped unit names /sys/fs/cgroup/xen-dm)",
+                  what, c->cgroup_parent);
 }
 
 static void reload(xlrd *d)

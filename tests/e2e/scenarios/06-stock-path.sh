@@ -18,7 +18,8 @@ if [ -n "${E2E_DM_FSIZE:-}" ]; then
     # This image's stock DM dies of SIGXFSZ under libxl's 256 KiB
     # RLIMIT_FSIZE (images/4.20). Say what the truly stock create does,
     # then give libxl's own command line, uid and reaper a QEMU that can
-    # start: a shim that only raises RLIMIT_FSIZE and execs QEMU.
+    # start: a shim that raises RLIMIT_FSIZE and keeps the probe's exit
+    # off the DM's QMP socket (stock_dm_shim), then execs QEMU.
     if timeout 300 xl create "$cfg" >"$RUN/create-stock0.log" 2>&1; then
         diag "stock create without the shim: the DM started"
         xl destroy e2e-stock || true
@@ -27,9 +28,7 @@ if [ -n "${E2E_DM_FSIZE:-}" ]; then
         diag_tail "$RUN/create-stock0.log" 2
         dm_logs e2e-stock
     fi
-    printf '#!/bin/sh\nulimit -f %s\nexec %s "$@"\n' \
-        $((E2E_DM_FSIZE / 512)) "$QEMU" >"$RUN/dm-fsize"
-    chmod 755 "$RUN/dm-fsize"
+    stock_dm_shim "$RUN/dm-fsize"
     cfg=$(guest_cfg e2e-stock "device_model_override = \"$RUN/dm-fsize\"")
 fi
 create_guest e2e-stock "$cfg"

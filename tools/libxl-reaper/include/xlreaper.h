@@ -368,6 +368,11 @@ typedef struct {
     bool kernel_empty;           /* the kernel count was zero */
     bool proc_sound;             /* the last scan saw every task on the
                                   * host (no hidepid, same pid ns) */
+    pid_t recorded_dm;           /* the DM pid its spawn recorded (runas
+                                  * mode), killed by this reap before the
+                                  * uid kill because it was still that
+                                  * process (perhaps root, before its own
+                                  * setuid: xlreaper_dmpid.c), or 0 */
 } xlreaper_reap_result;
 
 void xlreaper_reap_result_init(xlreaper_reap_result *res);
@@ -406,7 +411,8 @@ char *xlreaper_reap_result_describe(const xlreaper_reap_result *res);
 /*
  * The result as one JSON object (yajl): event, domid, uid, outcome,
  * was_empty, tasks_seen, rounds, duration_us, lock_wait_us,
- * kernel_empty, zombies, stuck, live.  *json_r is malloc'd, caller frees.  0 or _NOMEM.
+ * kernel_empty, kernel_left, proc_sound, recorded_dm (a pid or null),
+ * zombies, stuck, live.  *json_r is malloc'd, caller frees.  0 or _NOMEM.
  */
 int xlreaper_reap_result_json(const xlreaper_reap_result *res,
                               char **json_r);
@@ -486,9 +492,14 @@ int xlreaper_libxl_probe_line(char *const argv[], int *fd_r);
 /*
  * Execs path in this process with argv[1..] of a probe line unchanged
  * (argv[0] becomes path), as root, with 0-2 and N the only descriptors
- * left open (N as it is: libxl's comes without close-on-exec).  No uid, chroot or limit: the
- * probe runs no guest.  Returns only on failure: _INVAL (not a probe
- * line, N not open), _FAIL (closing, execve), logged.
+ * left open (N as it is: libxl's comes without close-on-exec).  No uid,
+ * chroot or limit: the probe runs no guest.  It runs in a mount
+ * namespace of its own with an empty tmpfs over the directory of N's
+ * socket path, so that QEMU's unlink of that path at exit cannot remove
+ * the DM's socket libxl binds there next (xlreaper_libxl_probe.c); if
+ * that namespace cannot be made it says so and runs without.  Returns
+ * only on failure: _INVAL (not a probe line, N not open), _FAIL
+ * (closing, execve), logged.
  */
 int xlreaper_libxl_probe_exec(xlreaper_ctx *ctx, const char *path,
                               char *const argv[]);
@@ -553,13 +564,17 @@ typedef struct {
     uint64_t duration_us;
 } xlreaper_audit_result;
 
-#define XLREAPER_AUDIT_FIX 1u       /* reap leftover uids, and say so */
+#define XLREAPER_AUDIT_FIX 1u       /* reap leftover uids and clear the
+                                     * set-id bits of files of the range,
+                                     * and say so */
 #define XLREAPER_AUDIT_PROBE_ALL 2u /* kernel-count every dead uid, even
                                      * after a quiet /proc pass */
 
 typedef struct {
     unsigned flags;              /* XLREAPER_AUDIT_* */
     unsigned xenstore_timeout_ms; /* default 2000 */
+    unsigned setid_timeout_ms;   /* the "setid" walk's deadline, default
+                                  * 120000; 0: not walked (a skip) */
 } xlreaper_audit_opts;
 
 void xlreaper_audit_opts_init(xlreaper_audit_opts *opts);

@@ -9,7 +9,8 @@
  * xl.cfg and Xen hands out domids in sequence, so the harness asks libxl
  * directly (libxl_domain_create_info.domid, LIBXL_HAVE_CREATEINFO_DOMID).
  * The guest is the one tests/e2e/lib.sh's guest_cfg writes for xl.
- * Prints the domid. Exit 0 on success.
+ * Prints the domid. Exit 0 on success. E2E_XTL_DEBUG=1 in the environment:
+ * libxl logs at debug level, as xl -vvv (the DM's command line, the spawn).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "create-domid: bad domid '%s'\n", argv[2]);
         return 2;
     }
-    lg = xtl_createlogger_stdiostream(stderr, XTL_PROGRESS, 0);
+    lg = xtl_createlogger_stdiostream(stderr,
+                                      getenv("E2E_XTL_DEBUG") ? XTL_DEBUG
+                                                              : XTL_PROGRESS,
+                                      0);
     if (!lg ||
         libxl_ctx_alloc(&ctx, LIBXL_VERSION, 0, (xentoollog_logger *)lg)) {
         fprintf(stderr, "create-domid: cannot open libxl\n");

@@ -39,9 +39,11 @@ xentoollog_logger *fz_logger(void);
  * defaults.  One per process, never freed. */
 xlreaper_ctx *fz_ctx(void);
 
-/* data as an exact-size heap copy, not NUL-terminated: ASan sees any
- * read past size. */
+/* data as an exact-size copy, not NUL-terminated, that ends at an
+ * inaccessible page: any read past size faults.  Freed only by
+ * fz_copy_free with the same size. */
 char *fz_copy(const uint8_t *data, size_t size);
+void fz_copy_free(char *p, size_t size);
 /* data as a NUL-terminated heap string (NULs inside stay). */
 char *fz_strdup(const uint8_t *data, size_t size);
 

@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc;
 
     rc = xlreaper__config_load_text(ctx, "fuzz.conf", text, size);
-    free(text);
+    fz_copy_free(text, size);
     if (rc) {
         FZ_ASSERT(rc == XLREAPER_ERROR_INVAL || rc == XLREAPER_ERROR_NOMEM);
         return 0;

@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FZ_ASSERT(strcmp(xlreaper__audit_rlimit_name(-1), "?") == 0);
     if (xlreaper__audit_parse_forks_line(line, &forks))
         FZ_ASSERT(!strncmp(line, "processes ", 10));
-    free(text);
+    fz_copy_free(text, size);
     free(line);
     return 0;
 }

@@ -38,6 +38,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         FZ_ASSERT(at.threads == threads);
         FZ_ASSERT(at.nnp >= -1 && at.nnp <= 1);
     }
-    free(text);
+    fz_copy_free(text, size);
     return 0;
 }

@@ -100,7 +100,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 out:
     free(cl);
     free(ac);
-    free(raw);
+    fz_copy_free(raw, size);
     free(text);
     return 0;
 }

@@ -25,6 +25,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!memmem(text, size, "-run-with", 9))
         FZ_ASSERT(!(f & (XLREAPER__QEMU_HAS_RUN_WITH_USER |
                          XLREAPER__QEMU_HAS_RUN_WITH_CHROOT)));
-    free(text);
+    fz_copy_free(text, size);
     return 0;
 }

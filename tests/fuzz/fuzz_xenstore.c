@@ -81,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     default: break;
     }
-    free(raw);
+    fz_copy_free(raw, size);
     free(str);
     return 0;
 }

@@ -65,35 +65,6 @@ int xlreaper__audit_parse_ulong(const char *s, size_t len, unsigned long max,
     return 0;
 }
 
-/* n unsigned numbers (base 10 or 16) separated by blanks, up to eol. */
-static int numbers(const char *p, const char *eol, int base,
-                   unsigned long long *out, unsigned n)
-{
-    for (unsigned i = 0; i < n; i++) {
-        const char *s;
-        unsigned long long v = 0;
-
-        while (p < eol && (*p == ' ' || *p == '\t'))
-            p++;
-        s = p;
-        while (p < eol && isxdigit((unsigned char)*p) &&
-               (base == 16 || isdigit((unsigned char)*p))) {
-            unsigned d =
-                isdigit((unsigned char)*p)
-                    ? (unsigned)(*p - '0')
-                    : (unsigned)(tolower((unsigned char)*p) - 'a' + 10);
-            if (v > (UINT64_MAX - d) / (unsigned)base)
-                return -1;
-            v = v * (unsigned)base + d;
-            p++;
-        }
-        if (p == s)
-            return -1;
-        out[i] = v;
-    }
-    return 0;
-}
-
 int xlreaper__audit_parse_status(const char *text, size_t len,
                                  xlreaper__audit_task *at)
 {
@@ -109,7 +80,7 @@ int xlreaper__audit_parse_status(const char *text, size_t len,
     at->threads = threads;
 
     if (!(p = xlreaper__status_field(text, end, "Gid", &eol)) ||
-        numbers(p, eol, 10, v, 4))
+        xlreaper__parse_numbers(p, eol, 10, v, 4))
         return XLREAPER_ERROR_INVAL;
     at->rgid = (gid_t)v[0];
     at->egid = (gid_t)v[1];
@@ -120,13 +91,13 @@ int xlreaper__audit_parse_status(const char *text, size_t len,
     if (!(p = xlreaper__status_field(text, end, "Groups", &eol)))
         return XLREAPER_ERROR_INVAL;
     for (;;) {
-        /* Blanks as numbers() skips them: a tab skipped there but not
+        /* Blanks as xlreaper__parse_numbers() skips them: a tab skipped there but not
          * here would never be passed (found by tests/fuzz). */
         while (p < eol && (*p == ' ' || *p == '\t'))
             p++;
         if (p >= eol)
             break;
-        if (numbers(p, eol, 10, v, 1))
+        if (xlreaper__parse_numbers(p, eol, 10, v, 1))
             return XLREAPER_ERROR_INVAL;
         if (at->ngroups < XLREAPER__AUDIT_GROUPS_KEPT)
             at->groups[at->ngroups] = (gid_t)v[0];
@@ -137,20 +108,20 @@ int xlreaper__audit_parse_status(const char *text, size_t len,
 
     at->nnp = -1;
     if ((p = xlreaper__status_field(text, end, "NoNewPrivs", &eol)) &&
-        !numbers(p, eol, 10, v, 1) && v[0] <= 1)
+        !xlreaper__parse_numbers(p, eol, 10, v, 1) && v[0] <= 1)
         at->nnp = (int)v[0];
 
     at->caps_known = false;
     if ((p = xlreaper__status_field(text, end, "CapPrm", &eol)) &&
-        !numbers(p, eol, 16, v, 1)) {
+        !xlreaper__parse_numbers(p, eol, 16, v, 1)) {
         at->cap_prm = v[0];
         if ((p = xlreaper__status_field(text, end, "CapEff", &eol)) &&
-            !numbers(p, eol, 16, v, 1)) {
+            !xlreaper__parse_numbers(p, eol, 16, v, 1)) {
             at->cap_eff = v[0];
             /* CapAmb is newer (4.3); absent means none. */
             at->cap_amb = 0;
             if ((p = xlreaper__status_field(text, end, "CapAmb", &eol)) &&
-                !numbers(p, eol, 16, v, 1))
+                !xlreaper__parse_numbers(p, eol, 16, v, 1))
                 at->cap_amb = v[0];
             at->caps_known = true;
         }
@@ -168,7 +139,7 @@ int xlreaper__audit_parse_forks_line(const char *line, uint64_t *forks_r)
     eol = line + strlen(line);
     if (eol > line && eol[-1] == '\n')
         eol--;
-    if (numbers(line + 10, eol, 10, &v, 1))
+    if (xlreaper__parse_numbers(line + 10, eol, 10, &v, 1))
         return 0;
     *forks_r = v;
     return 1;
@@ -256,7 +227,7 @@ static const char *limit_value(const char *p, const char *eol, uint64_t *v)
         s = p;
         while (p < eol && isdigit((unsigned char)*p))
             p++;
-        if (p == s || numbers(s, p, 10, &n, 1))
+        if (p == s || xlreaper__parse_numbers(s, p, 10, &n, 1))
             return NULL;
         *v = n;
     }

@@ -271,6 +271,10 @@ _hidden int xlreaper__proc_open(xlreaper_ctx *ctx, int *procfd_r,
 _hidden const char *xlreaper__status_field(const char *text,
                                            const char *end, const char *key,
                                            const char **eol_r);
+/* n unsigned numbers (base 10 or 16) separated by blanks, read within
+ * [p, end) only.  0, or -1 when one is missing or overflows. */
+_hidden int xlreaper__parse_numbers(const char *p, const char *end, int base,
+                                    unsigned long long *out, unsigned n);
 /* Parses the text of /proc/<pid>[/task/<tid>]/status into t, and the
  * thread group's size into *threads_r.  0, or _INVAL when a field is
  * missing or malformed. */

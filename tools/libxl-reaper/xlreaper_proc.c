@@ -74,20 +74,46 @@ const char *xlreaper__status_field(const char *text, const char *end,
     return NULL;
 }
 
-static int parse_ulongs(const char *p, const char *end, int base,
-                        unsigned long long *out, int n)
+/* The value of one hex or decimal digit, or -1. */
+static int digit_value(char c, int base)
 {
-    for (int i = 0; i < n; i++) {
-        char *ep;
+    int d;
+
+    if (c >= '0' && c <= '9')
+        d = c - '0';
+    else if (c >= 'a' && c <= 'f')
+        d = c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+        d = c - 'A' + 10;
+    else
+        return -1;
+    return d < base ? d : -1;
+}
+
+/*
+ * Read only within [p, end): the text is the bytes read from /proc, not
+ * NUL-terminated, and strtoull reads to the first non-digit, past the
+ * buffer (found by tests/fuzz).
+ */
+int xlreaper__parse_numbers(const char *p, const char *end, int base,
+                            unsigned long long *out, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        unsigned long long v = 0;
+        const char *start;
+        int d;
+
         while (p < end && (*p == ' ' || *p == '\t'))
             p++;
-        if (p >= end || !isxdigit((unsigned char)*p))
+        start = p;
+        for (; p < end && (d = digit_value(*p, base)) >= 0; p++) {
+            if (v > (ULLONG_MAX - (unsigned)d) / (unsigned)base)
+                return -1;
+            v = v * (unsigned)base + (unsigned)d;
+        }
+        if (p == start)
             return -1;
-        errno = 0;
-        out[i] = strtoull(p, &ep, base);
-        if (errno || ep == p)
-            return -1;
-        p = ep;
+        out[i] = v;
     }
     return 0;
 }
@@ -114,20 +140,20 @@ int xlreaper__parse_status(const char *text, size_t len, xlreaper_task *t,
     t->state = *p;
 
     if (!(p = xlreaper__status_field(text, end, "Tgid", NULL)) ||
-        parse_ulongs(p, end, 10, v, 1))
+        xlreaper__parse_numbers(p, end, 10, v, 1))
         return XLREAPER_ERROR_INVAL;
     t->tgid = (pid_t)v[0];
     if (!(p = xlreaper__status_field(text, end, "Pid", NULL)) ||
-        parse_ulongs(p, end, 10, v, 1))
+        xlreaper__parse_numbers(p, end, 10, v, 1))
         return XLREAPER_ERROR_INVAL;
     t->tid = (pid_t)v[0];
     if (!(p = xlreaper__status_field(text, end, "PPid", NULL)) ||
-        parse_ulongs(p, end, 10, v, 1))
+        xlreaper__parse_numbers(p, end, 10, v, 1))
         return XLREAPER_ERROR_INVAL;
     t->ppid = (pid_t)v[0];
 
     if (!(p = xlreaper__status_field(text, end, "Uid", NULL)) ||
-        parse_ulongs(p, end, 10, v, 4))
+        xlreaper__parse_numbers(p, end, 10, v, 4))
         return XLREAPER_ERROR_INVAL;
     t->ruid = (uid_t)v[0];
     t->euid = (uid_t)v[1];
@@ -137,15 +163,15 @@ int xlreaper__parse_status(const char *text, size_t len, xlreaper_task *t,
     /* Absent for some exiting tasks: then the leader is all we see. */
     *threads_r = 1;
     if ((p = xlreaper__status_field(text, end, "Threads", NULL)) &&
-        !parse_ulongs(p, end, 10, v, 1))
+        !xlreaper__parse_numbers(p, end, 10, v, 1))
         *threads_r = (unsigned)v[0];
 
     t->kill_pending = false;
     if ((p = xlreaper__status_field(text, end, "ShdPnd", NULL)) &&
-        !parse_ulongs(p, end, 16, v, 1) && (v[0] & SIGKILL_BIT))
+        !xlreaper__parse_numbers(p, end, 16, v, 1) && (v[0] & SIGKILL_BIT))
         t->kill_pending = true;
     if ((p = xlreaper__status_field(text, end, "SigPnd", NULL)) &&
-        !parse_ulongs(p, end, 16, v, 1) && (v[0] & SIGKILL_BIT))
+        !xlreaper__parse_numbers(p, end, 16, v, 1) && (v[0] & SIGKILL_BIT))
         t->kill_pending = true;
     return 0;
 }

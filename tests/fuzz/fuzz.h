@@ -40,8 +40,9 @@ xentoollog_logger *fz_logger(void);
 xlreaper_ctx *fz_ctx(void);
 
 /* data as an exact-size copy, not NUL-terminated, that ends at an
- * inaccessible page: any read past size faults.  Freed only by
- * fz_copy_free with the same size. */
+ * inaccessible page: any read past size faults.  One at a time: the
+ * next call reuses the memory.  Given back by fz_copy_free with the
+ * same size. */
 char *fz_copy(const uint8_t *data, size_t size);
 void fz_copy_free(char *p, size_t size);
 /* data as a NUL-terminated heap string (NULs inside stay). */

@@ -1,7 +1,7 @@
 /*
  * test_proc_status.c - parsing /proc/<pid>/status: what a real task
  * shows, zombies, pending SIGKILL, a DM's hostile name, and malformed
- * text.
+ * text; and the start time in /proc/<pid>/stat.
  */
 #include <stdio.h>
 
@@ -140,6 +140,54 @@ static void test_respects_length(void **state)
                      XLREAPER_ERROR_INVAL);
 }
 
+/* A number that runs on past len is read up to len only (strtoull read
+ * on, past the buffer: tests/fuzz/regress/proc_status). */
+static void test_number_cut_at_length(void **state)
+{
+    xlreaper_task t;
+    unsigned threads;
+    (void)state;
+
+    size_t cut = (size_t)(strstr(sleeping, "131080") - sleeping) + 3;
+    assert_int_equal(xlreaper__parse_status(sleeping, cut, &t, &threads), 0);
+    assert_int_equal(t.fsuid, 131);
+}
+
+/* /proc/PID/stat's start time, for the runas window's record. */
+static void test_stat_starttime(void **state)
+{
+    static const struct {
+        const char *text;
+        int rc;
+        unsigned long long start;
+    } cases[] = {
+        { "4170 (qemu) S 1 4170 4170 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 "
+          "12 0 98765 1000 20\n",
+          0, 98765 },
+        /* A DM names itself: the fields start after the last ')'. */
+        { "7 (a) b) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 42 1\n", 0,
+          42 },
+        { "7 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 42\n", 0, 42 },
+        { "7 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 42", -1, 0 },
+        { "7 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18\n", -1, 0 },
+        { "7 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 -4 1\n", -1,
+          0 },
+        { "7 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 4x 1\n", -1,
+          0 },
+        { "7 x S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 42 1\n", -1, 0 },
+        { "", -1, 0 },
+    };
+    (void)state;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        unsigned long long start = 0;
+        int rc = xlreaper__parse_stat_starttime(cases[i].text,
+                                                strlen(cases[i].text), &start);
+        if (rc != cases[i].rc || (!rc && start != cases[i].start))
+            fail_msg("case %zu: rc %d start %llu", i, rc, start);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -149,6 +197,8 @@ int main(void)
         cmocka_unit_test(test_hostile_name_made_printable),
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_respects_length),
+        cmocka_unit_test(test_number_cut_at_length),
+        cmocka_unit_test(test_stat_starttime),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,9 +70,37 @@ static char *dmpid_path(const xlreaper_config *cfg, uint32_t domid,
     return p;
 }
 
+int xlreaper__parse_stat_starttime(const char *text, size_t len,
+                                   unsigned long long *start_r)
+{
+    const char *end = text + len, *p;
+
+    /* comm may hold anything, ')' too: the fields start after the last. */
+    p = memrchr(text, ')', len);
+    if (!p)
+        return -1;
+    p++;
+    /* Fields 3 (state) .. 21 are 19 fields before starttime, field 22. */
+    for (int field = 3; field < 22; field++) {
+        while (p < end && *p == ' ')
+            p++;
+        while (p < end && *p != ' ')
+            p++;
+        if (p >= end)
+            return -1;
+    }
+    while (p < end && *p == ' ')
+        p++;
+    if (xlreaper__parse_numbers(p, end, 10, start_r, 1))
+        return -1;
+    while (p < end && *p >= '0' && *p <= '9')
+        p++;
+    return p < end && (*p == ' ' || *p == '\n') ? 0 : -1;
+}
+
 int xlreaper__proc_starttime(pid_t pid, unsigned long long *start_r)
 {
-    char path[64], buf[1024], *p;
+    char path[64], buf[1024];
     ssize_t n;
     int fd;
 
@@ -80,38 +108,15 @@ int xlreaper__proc_starttime(pid_t pid, unsigned long long *start_r)
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    n = xlreaper__read_all(fd, buf, sizeof(buf) - 1);
+    n = xlreaper__read_all(fd, buf, sizeof(buf));
     xlreaper__close_keep_errno(fd);
     if (n <= 0)
         return -1;
-    buf[n] = '\0';
-    /* comm may hold anything, ')' too: the fields start after the last. */
-    p = strrchr(buf, ')');
-    if (!p)
-        goto bad;
-    p++;
-    /* Fields 3 (state) .. 21 are 19 fields before starttime, field 22. */
-    for (int field = 3; field <= 22; field++) {
-        char *end;
-
-        while (*p == ' ')
-            p++;
-        if (!*p)
-            goto bad;
-        if (field == 22) {
-            errno = 0;
-            *start_r = strtoull(p, &end, 10);
-            if (errno || end == p || (*end != ' ' && *end != '\n'))
-                goto bad;
-            return 0;
-        }
-        p = strchr(p, ' ');
-        if (!p)
-            goto bad;
+    if (xlreaper__parse_stat_starttime(buf, (size_t)n, start_r)) {
+        errno = EINVAL;
+        return -1;
     }
-bad:
-    errno = EINVAL;
-    return -1;
+    return 0;
 }
 
 int xlreaper__dmpid_record(xlreaper_ctx *ctx, uint32_t domid, pid_t pid)

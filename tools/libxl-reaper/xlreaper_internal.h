@@ -332,6 +332,10 @@ _hidden void xlreaper__close_keep_errno(int fd);
 
 /* ---------- the runas window (xlreaper_dmpid.c) ---------- */
 
+/* Field 22 (starttime) of /proc/PID/stat text, read within len bytes
+ * (not NUL-terminated).  0, or -1 when it is malformed. */
+_hidden int xlreaper__parse_stat_starttime(const char *text, size_t len,
+                                           unsigned long long *start_r);
 /* Field 22 of /proc/<pid>/stat, the start time in clock ticks.  0 or -1
  * with errno. */
 _hidden int xlreaper__proc_starttime(pid_t pid, unsigned long long *start_r);

@@ -538,44 +538,55 @@ int main(void)
     }
     fclose(agg);
 
-    /* The goal: the verified kill within 4x of the bare kill started the
-     * same way.  Ratios of medians in this run, and their spread over
-     * blocks of GOAL_BLOCK rounds. */
-    fprintf(sum, "\nGoal ratios (median over median, same run; spread = "
-                 "min-max over blocks of %d rounds):\n\n",
+    /* Issue 13's goals: the library's verified kill within 1.5x of the
+     * bare kill forked the same way, the CLI within 2x of the bare
+     * killer exec'd; CLI over forked bare is information only.  Ratios
+     * of the medians of wins, as RESULTS.md's headline takes them (a
+     * trial without a verdict has no time to the verdict), and their
+     * spread over blocks of GOAL_BLOCK rounds of all trials. */
+    fprintf(sum,
+            "\nGoal ratios (median of wins over median of wins, same "
+            "run; spread = min-max over blocks of %d rounds of all "
+            "trials):\n\n",
             GOAL_BLOCK);
-    printf("\ngoal: verified kill / bare kill started the same way "
-           "(target <= 4.0)\n");
+    printf("\ngoal: verified kill / bare kill started the same way\n");
     goal = bench_csv("race_goal", "racer,pair,block,ratio");
     for (int r = 0; r < NUM_RACERS; r++) {
         static const struct {
             int num, den;
-        } pairs[] = { { M_LIB, M_BARE_FORK },
-                      { M_CLI, M_BARE_EXEC },
-                      { M_CLI, M_BARE_FORK } };
+            double target; /* 0: information only */
+        } pairs[] = { { M_LIB, M_BARE_FORK, 1.5 },
+                      { M_CLI, M_BARE_EXEC, 2.0 },
+                      { M_CLI, M_BARE_FORK, 0 } };
         for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++) {
             tally *a = &tallies[r][pairs[i].num];
             tally *b = &tallies[r][pairs[i].den];
-            double ratio = bench_median(&a->all_us) / bench_median(&b->all_us);
+            double num = bench_median(&a->win_us);
+            double den = bench_median(&b->win_us);
+            double ratio = num / den;
             double lo, hi;
-            char label[96];
+            char label[96], verdict[32];
             snprintf(label, sizeof(label), "%s,%s/%s", racer_name[r],
                      method_name[pairs[i].num], method_name[pairs[i].den]);
             block_ratios(&a->all_us, &b->all_us, GOAL_BLOCK, &lo, &hi, goal,
                          label);
+            if (pairs[i].target > 0)
+                snprintf(verdict, sizeof(verdict), "target <= %.1f: %s",
+                         pairs[i].target,
+                         ratio <= pairs[i].target ? "met" : "MISSED");
+            else
+                snprintf(verdict, sizeof(verdict), "information");
             printf("  %-8s %-11s / %-15s = %5.2f  (blocks %.2f-%.2f; "
                    "%.2f ms / %.2f ms) %s\n",
                    racer_name[r], method_name[pairs[i].num],
-                   method_name[pairs[i].den], ratio, lo, hi,
-                   bench_median(&a->all_us) / 1000.0,
-                   bench_median(&b->all_us) / 1000.0,
-                   ratio <= 4.0 ? "ok" : "MISSED");
-            fprintf(sum, "- %s racer: %s / %s = **%.2f** (blocks %.2f-%.2f;"
-                         " %.2f ms / %.2f ms)\n",
+                   method_name[pairs[i].den], ratio, lo, hi, num / 1000.0,
+                   den / 1000.0, verdict);
+            fprintf(sum,
+                    "- %s racer: %s / %s = **%.2f** (blocks %.2f-%.2f;"
+                    " %.2f ms / %.2f ms; %s)\n",
                     racer_name[r], method_name[pairs[i].num],
-                    method_name[pairs[i].den], ratio, lo, hi,
-                    bench_median(&a->all_us) / 1000.0,
-                    bench_median(&b->all_us) / 1000.0);
+                    method_name[pairs[i].den], ratio, lo, hi, num / 1000.0,
+                    den / 1000.0, verdict);
         }
     }
     fclose(sum);

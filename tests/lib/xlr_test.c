@@ -299,9 +299,11 @@ char *xlrt_read_to_eof(int fd)
         }
         len += (size_t)r;
         if (cap - len < 2) {
+            char *grown = realloc(buf, cap * 2);
+
+            assert_non_null(grown);
+            buf = grown;
             cap *= 2;
-            buf = realloc(buf, cap);
-            assert_non_null(buf);
         }
     }
     buf[len] = '\0';

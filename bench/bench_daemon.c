@@ -32,6 +32,15 @@
 #define FIRST_DOMID 100u
 #define NUM_DOMIDS 50u
 
+/* Fatal: says why and exits (this program is not one of bench/lib's, so
+ * no bench_die). */
+static void die(const char *why) __attribute__((noreturn));
+static void die(const char *why)
+{
+    fprintf(stderr, "bench_daemon: %s\n", why);
+    exit(1);
+}
+
 static const char *build_dir(void)
 {
     const char *b = getenv("XLR_BUILD");
@@ -146,12 +155,12 @@ int main(void)
     FILE *f;
     int ino;
 
-    if (geteuid() != 0 || !lat || !inner || !mkdtemp(dir)) {
-        fprintf(stderr, "bench_daemon: needs root and memory\n");
-        return 1;
-    }
+    if (geteuid() != 0 || !lat || !inner || !mkdtemp(dir))
+        die("needs root and memory");
     snprintf(path, sizeof(path), "%s/xl-reaper.conf", dir);
     f = fopen(path, "w");
+    if (!f)
+        die("cannot write its config");
     fprintf(f,
             "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
             "sweep_interval_s = 3600\nmetrics_file = \"\"\n",
@@ -159,25 +168,25 @@ int main(void)
     fclose(f);
     chmod(path, 0644);
     config = strdup(path);
+    if (!config)
+        die("out of memory");
     lg = (xentoollog_logger *)xtl_createlogger_stdiostream(stderr, XTL_ERROR,
                                                            0);
     if (xlreaper_ctx_alloc(&ctx, lg) ||
         xlreaper_config_load(ctx, config, XLREAPER_CONFIG_MUST_EXIST))
-        return 1;
+        die("cannot load its config");
     if (asprintf(&sock, "%s/xs.sock", dir) < 0 ||
         xlrt_xs_start(&xs, sock, NULL) ||
         xlrt_daemon_start(&dm, dir, config, sock) ||
         xlrt_daemon_wait_log(&dm, "ready:", 60000) ||
-        xlrt_daemon_wait_log(&dm, "sweep (whole range", 300000)) {
-        fprintf(stderr, "bench_daemon: could not start the daemon\n");
-        return 1;
-    }
+        xlrt_daemon_wait_log(&dm, "sweep (whole range", 300000))
+        die("could not start the daemon");
     /* The daemon ran with -v -v for the tests; the log is not timed. */
     ino = inotify_init1(IN_CLOEXEC);
     if (ino < 0 || inotify_add_watch(ino, dm.events, IN_MODIFY) < 0) {
         /* The file appears with the first event: watch the directory. */
         if (ino < 0 || inotify_add_watch(ino, dir, IN_MODIFY | IN_CREATE) < 0)
-            return 1;
+            die("cannot watch the events file");
     }
 
     for (unsigned i = 0; i < n; i++) {
@@ -232,7 +241,7 @@ int main(void)
     xlrt_daemon_stop(&dm);
     xlrt_xs_kill(&xs);
     if (!done)
-        return 1;
+        die("no death was timed");
     qsort(lat, done, sizeof(*lat), cmp_u64);
     qsort(inner, done, sizeof(*inner), cmp_u64);
     printf("bench-daemon: %u domain deaths, each with a fork racer under "
@@ -249,6 +258,10 @@ int main(void)
            empty, zombies, other, under_1s, done);
     xlrt_daemon_dispose(&dm);
     xlreaper_ctx_free(ctx);
+    free(config);
+    free(sock);
+    free(lat);
+    free(inner);
     snprintf(path, sizeof(path), "rm -rf %s", dir);
     if (system(path) != 0)
         return 1;

@@ -35,7 +35,7 @@
 
 #include "bench.h"
 
-#define DOMID 2
+#define DOMID 2u
 /* Rounds per block for the spread of the goal's ratios. */
 #define GOAL_BLOCK 10
 

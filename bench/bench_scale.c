@@ -21,7 +21,7 @@
 
 #include "bench.h"
 
-#define DOMID 1
+#define DOMID 1u
 #define BYSTANDER_UIDS 10
 
 enum { K_BARE, K_LIB, K_CLI, NUM_KILLS };

@@ -177,6 +177,10 @@ int main(int argc, char **argv)
     lock = calloc(rounds / 10, sizeof(double));
     empty = calloc(rounds / 10, sizeof(double));
     planv = calloc(rounds / 10, sizeof(double));
+    if (!bare || !full || !runas || !lock || !empty || !planv) {
+        fprintf(stderr, "bench_spawn: out of memory\n");
+        exit(1);
+    }
 
     /* Warm up both paths (page cache, the lock file). */
     for (int i = 0; i < 20; i++) {

@@ -210,6 +210,7 @@ static void test_cmdline(void **state)
     (void)state;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *chroot = cases[i].chroot;
         xlreaper__audit_cmdline cl;
         xlreaper__audit_parse_cmdline(cases[i].text, cases[i].len, &cl);
         if (cl.ndomid != cases[i].ndomid || cl.domid_bad != cases[i].bad ||
@@ -220,9 +221,9 @@ static void test_cmdline(void **state)
                      "%u",
                      i, cl.ndomid, cl.domid_bad, cl.domid_conflict,
                      cl.restrict_opt, cl.domid);
-        if (!cases[i].chroot != !cl.chroot ||
-            (cl.chroot && (cl.chroot_len != strlen(cases[i].chroot) ||
-                           memcmp(cl.chroot, cases[i].chroot, cl.chroot_len))))
+        if (!chroot != !cl.chroot ||
+            (chroot && (cl.chroot_len != strlen(chroot) ||
+                        memcmp(cl.chroot, chroot, cl.chroot_len))))
             fail_msg("case %zu: chroot", i);
     }
 }

@@ -49,6 +49,7 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof(*f));
     char *text, deep[4200];
 
+    assert_non_null(f);
     f->dir = xlrt_tmpdir();
     assert_int_equal(chmod(f->dir, 01777), 0); /* anyone may write */
     assert_true(asprintf(&text,

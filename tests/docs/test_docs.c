@@ -72,7 +72,16 @@ static void strv_add(strv *s, const char *x)
         assert_non_null(s->v);
     }
     s->v[s->n] = strdup(x);
+    /* gcc 12's -fanalyzer loses what is stored at s->n of the realloc'd
+     * s->v, reads NULL back and calls the strdup leaked: false. */
+#ifndef __clang__ /* gcc's analyzer only */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
+#endif
     assert_non_null(s->v[s->n]);
+#ifndef __clang__
+#pragma GCC diagnostic pop
+#endif
     s->n++;
     s->v[s->n] = NULL;
 }
@@ -856,45 +865,43 @@ static void read_conf_keys(key_docs *d, problems *p)
     for (size_t i = from; i < to; i++) {
         char *def = NULL, *t;
         size_t len = 0, j;
-        key_doc *k;
+        key_doc k = { .line = i + 1 };
 
         if (!is_term(&l, i, to))
             continue;
         if (d->n == sizeof(d->k) / sizeof(d->k[0]))
             break;
-        k = &d->k[d->n];
-        memset(k, 0, sizeof(*k));
-        k->line = i + 1;
-        if (!term_name(l.v[i], k->name, sizeof(k->name))) {
+        if (!term_name(l.v[i], k.name, sizeof(k.name))) {
             problem(p, "%s:%zu: a key must start with **name**", CONF_PAGE,
                     i + 1);
             continue;
         }
-        if (key_docs_find(d, k->name)) {
+        if (key_docs_find(d, k.name)) {
             problem(p, "%s:%zu: %s is documented twice", CONF_PAGE, i + 1,
-                    k->name);
+                    k.name);
             continue;
         }
         /* The definition, as one line, up to the next term or heading. */
         for (j = i + 1; j < to && !is_term(&l, j, to) && !starts(l.v[j], "#");
              j++) {
             const char *s = skip_space(l.v[j][0] == ':' ? l.v[j] + 1 : l.v[j]);
-            def = realloc(def, len + strlen(s) + 2);
-            assert_non_null(def);
+            char *grown = realloc(def, len + strlen(s) + 2);
+
+            assert_non_null(grown);
+            def = grown;
             len += (size_t)sprintf(def + len, "%s%s", len ? " " : "", s);
         }
         if (def) {
-            k->has_type = strstr(def, "Type: ") != NULL;
-            k->has_range = strstr(def, "Range: ") != NULL;
+            k.has_type = strstr(def, "Type: ") != NULL;
+            k.has_range = strstr(def, "Range: ") != NULL;
             t = strstr(def, "Default: ");
             if (t) {
-                k->has_default = true;
-                k->def =
-                    normalise_default(t + strlen("Default: "), &k->literal);
+                k.has_default = true;
+                k.def = normalise_default(t + strlen("Default: "), &k.literal);
             }
         }
         free(def);
-        d->n++;
+        d->k[d->n++] = k;
     }
     strv_free(&l);
 }
@@ -1153,7 +1160,7 @@ static void test_shipped_config_described(void **state)
 {
     strv page = { 0 }, file = { 0 }, shown = { 0 }, set = { 0 };
     problems p = { 0 };
-    size_t from, to, i;
+    size_t from = 0, to = 0, i;
     char buf[512];
 
     (void)state;
@@ -1582,7 +1589,7 @@ static char *run_session(const char *work, const char *script_file,
     *timed_out = false;
     for (;;) {
         struct pollfd pfd = { .fd = master, .events = POLLIN };
-        char chunk[4096];
+        char chunk[4096], *grown;
         ssize_t n;
         int r;
 
@@ -1598,8 +1605,9 @@ static char *run_session(const char *work, const char *script_file,
         n = read(master, chunk, sizeof(chunk));
         if (n <= 0) /* EIO: every writer is gone */
             break;
-        buf = realloc(buf, len + (size_t)n + 1);
-        assert_non_null(buf);
+        grown = realloc(buf, len + (size_t)n + 1);
+        assert_non_null(grown);
+        buf = grown;
         memcpy(buf + len, chunk, (size_t)n);
         len += (size_t)n;
         buf[len] = '\0';

@@ -68,7 +68,7 @@ static void assert_json_object(const char *json, const char *key,
     }
     FZ_ASSERT(YAJL_IS_OBJECT(v));
     k = yajl_tree_get(v, path, yajl_t_string);
-    FZ_ASSERT(!want || (k && !strcmp(YAJL_GET_STRING(k), want)));
+    FZ_ASSERT(!want || (YAJL_IS_STRING(k) && !strcmp(k->u.string, want)));
     yajl_tree_free(v);
 }
 

@@ -71,7 +71,7 @@ static int run_path(const char *path)
 {
     struct stat st;
     struct dirent *de;
-    char **names = NULL;
+    char **names = NULL, **grown;
     size_t n = 0;
     int rc = 0;
     DIR *d;
@@ -90,13 +90,17 @@ static int run_path(const char *path)
     while ((de = readdir(d))) {
         if (de->d_name[0] == '.')
             continue;
-        names = realloc(names, (n + 1) * sizeof(*names));
-        if (!names || asprintf(&names[n], "%s/%s", path, de->d_name) < 0)
+        grown = realloc(names, (n + 1) * sizeof(*names));
+        if (!grown)
+            abort();
+        names = grown;
+        if (asprintf(&names[n], "%s/%s", path, de->d_name) < 0)
             abort();
         n++;
     }
     closedir(d);
-    qsort(names, n, sizeof(*names), cmp);
+    if (n) /* names is NULL in an empty directory: not for qsort */
+        qsort(names, n, sizeof(*names), cmp);
     for (size_t i = 0; i < n; i++) {
         if (run_file(names[i]) < 0)
             rc = -1;

@@ -5,6 +5,7 @@
  * (an edited config excepted).  Runs the tree's own make from the
  * repository root, against the build that `make check` has just made.
  */
+#include <fcntl.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
 
+    assert_non_null(f);
     f->dir = xlrt_tmpdir();
     *state = f;
     return 0;
@@ -54,8 +56,7 @@ static int run_make(const char *target, const char *dir, const char *prefix,
     snprintf(build, sizeof(build), "BUILD=%s", xlrt_build_dir());
     snprintf(pfx, sizeof(pfx), "PREFIX=%s", prefix);
     st = xlrt_run(argv, &out, &err);
-    if (asprintf(out_r, "%s%s", out ? out : "", err ? err : "") < 0)
-        *out_r = NULL;
+    assert_true(asprintf(out_r, "%s%s", out ? out : "", err ? err : "") >= 0);
     free(out);
     free(err);
     return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
@@ -71,17 +72,13 @@ static char *path_in(const char *dir, const char *rel)
 
 static char *slurp(const char *path)
 {
-    FILE *fp = fopen(path, "r");
-    char *buf = NULL;
-    size_t n = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    char *buf;
 
-    if (!fp)
+    if (fd < 0)
         return NULL;
-    if (getdelim(&buf, &n, '\0', fp) < 0) {
-        free(buf);
-        buf = strdup("");
-    }
-    fclose(fp);
+    buf = xlrt_read_to_eof(fd);
+    close(fd);
     return buf;
 }
 
@@ -200,6 +197,7 @@ static void test_prefix_usr(void **state)
     expect_file(f->dir, "/usr/lib/systemd/system/xl-reaperd.service", 0644);
     unit =
         slurp(path_in(f->dir, "/usr/lib/systemd/system/xl-reaperd.service"));
+    assert_non_null(unit);
     assert_non_null(strstr(unit, "\nExecStart=/usr/sbin/xl-reaperd "));
     free(out);
     free(unit);
@@ -235,6 +233,7 @@ static void test_existing_config_kept(void **state)
         if (run_make("install", f->dir, "/usr/local", NULL, &out))
             fail_msg("make install failed:\n%s", out);
         conf = slurp(path_in(f->dir, CONF));
+        assert_non_null(conf);
         assert_string_equal(conf, "reap_stale = 1\n");
         assert_non_null(strstr(out, "kept "));
         free(conf);

@@ -16,7 +16,7 @@ static void capture_vmessage(xentoollog_logger *lg, xentoollog_level level,
                              const char *fmt, va_list al)
 {
     char msg[2048];
-    char *line;
+    char *line, *grown;
     int n;
 
     (void)lg;
@@ -27,7 +27,11 @@ static void capture_vmessage(xentoollog_logger *lg, xentoollog_level level,
                  errnoval >= 0 ? strerror(errnoval) : "");
     if (n < 0)
         return;
-    text = realloc(text, len + (size_t)n + 1);
+    grown = realloc(text, len + (size_t)n + 1);
+    /* Not fail(): its longjmp would leave the library's call midway. */
+    if (!grown)
+        abort();
+    text = grown;
     memcpy(text + len, line, (size_t)n + 1);
     len += (size_t)n;
     free(line);

@@ -65,7 +65,7 @@ void xlrt_prom_check(const char *text)
     assert_true(text[0] && text[strlen(text) - 1] == '\n');
     for (char *l = strtok_r(copy, "\n", &save); l;
          l = strtok_r(NULL, "\n", &save)) {
-        char type[32];
+        char type[32], **grown;
         size_t n;
 
         if (sscanf(l, "# TYPE %255s %31s", family, type) == 2) {
@@ -83,8 +83,9 @@ void xlrt_prom_check(const char *text)
         for (unsigned i = 0; i < nseen; i++)
             if (!strcmp(seen[i], l))
                 fail_msg("series %s appears twice", l);
-        seen = realloc(seen, (nseen + 1) * sizeof(*seen));
-        assert_non_null(seen);
+        grown = realloc(seen, (nseen + 1) * sizeof(*seen));
+        assert_non_null(grown);
+        seen = grown;
         seen[nseen++] = l;
     }
     free(seen);

@@ -28,7 +28,7 @@
 #define RACER_DOMID 6u
 /* What "answers within seconds" means here: far below the 10 s lock
  * timeout, and far above a loaded CI machine's slowest honest answer. */
-#define ANSWER_MS 5000
+#define ANSWER_MS 5000u
 
 static struct {
     char *dir;

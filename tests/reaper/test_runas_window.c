@@ -34,6 +34,7 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
 
+    assert_non_null(f);
     f->dir = xlrt_tmpdir();
     f->fake = xlrt_prog("fake_dm");
     xlrt_capture_reset();

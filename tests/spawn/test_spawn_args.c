@@ -275,6 +275,7 @@ static void test_runas_chroot_table(void **state)
     (void)state;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *runas = cases[i].runas, *chroot = cases[i].chroot;
         xlreaper__qemu_cmdline cl;
         int rc = parse(cases[i].args, &cl);
 
@@ -282,14 +283,14 @@ static void test_runas_chroot_table(void **state)
             fail_msg("case %zu: rc %d, want %d", i, rc, cases[i].rc);
         if (rc)
             continue;
-        if ((cases[i].runas == NULL) != (cl.runas == NULL) ||
-            (cl.runas && strcmp(cl.runas, cases[i].runas)) ||
-            (cl.runas && cl.runas_form != cases[i].rform))
+        if ((runas == NULL) != (cl.runas == NULL) ||
+            (runas && strcmp(cl.runas, runas)) ||
+            (runas && cl.runas_form != cases[i].rform))
             fail_msg("case %zu: runas '%s' (form %d)", i,
                      cl.runas ? cl.runas : "(none)", cl.runas_form);
-        if ((cases[i].chroot == NULL) != (cl.chroot == NULL) ||
-            (cl.chroot && strcmp(cl.chroot, cases[i].chroot)) ||
-            (cl.chroot && cl.chroot_form != cases[i].cform))
+        if ((chroot == NULL) != (cl.chroot == NULL) ||
+            (chroot && strcmp(cl.chroot, chroot)) ||
+            (chroot && cl.chroot_form != cases[i].cform))
             fail_msg("case %zu: chroot '%s' (form %d)", i,
                      cl.chroot ? cl.chroot : "(none)", cl.chroot_form);
     }

@@ -18,6 +18,7 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
 
+    assert_non_null(f);
     f->dir = xlrt_tmpdir();
     xlrt_capture_reset();
     *state = f;

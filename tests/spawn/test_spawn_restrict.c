@@ -35,6 +35,7 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
 
+    assert_non_null(f);
     f->dir = xlrt_tmpdir();
     xlrt_capture_reset();
     *state = f;
@@ -89,6 +90,7 @@ static char *fd_list(pid_t pid)
     char *out = calloc(1, 4096);
     size_t n = 0;
 
+    assert_non_null(out);
     for (int fd = 0; fd < 1024; fd++) {
         char path[64], t[256];
         snprintf(path, sizeof(path), "/proc/%ld/fd/%d", (long)pid, fd);

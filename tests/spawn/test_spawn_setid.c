@@ -69,6 +69,7 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof(*f));
     char *built = xlrt_prog("setid_planter");
 
+    assert_non_null(f);
     f->dir = xlrt_tmpdir();
     assert_int_equal(chmod(f->dir, 0755), 0);
     assert_true(asprintf(&f->drop, "%s/drop", f->dir) > 0);

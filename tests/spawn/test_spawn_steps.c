@@ -170,6 +170,7 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
 
+    assert_non_null(f);
     f->dir = xlrt_tmpdir();
     assert_int_equal(chmod(f->dir, 0755), 0); /* DM uids run from it */
     xlrt_capture_reset();

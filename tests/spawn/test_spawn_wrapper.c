@@ -61,6 +61,7 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof(*f));
     char *w;
 
+    assert_non_null(f);
     f->dir = xlrt_tmpdir();
     f->fake = xlrt_prog("fake_qemu");
     assert_true(asprintf(&w, "%s/libexec/qemu-dm-restrict", xlrt_build_dir()) >
@@ -168,6 +169,7 @@ static char *args_seen(const char *out)
     size_t n = 0;
     bool first = true;
 
+    assert_non_null(joined);
     for (const char *p = out; p && *p;) {
         const char *end = strchr(p, '\n');
         size_t l = end ? (size_t)(end - p) : strlen(p);
@@ -523,6 +525,7 @@ static char *join_args(char *const args[])
     for (int i = 0; args[i]; i++)
         n += strlen(args[i]) + 1;
     j = calloc(1, n);
+    assert_non_null(j);
     for (int i = 0; args[i]; i++) {
         if (i)
             strcat(j, " ");

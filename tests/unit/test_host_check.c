@@ -26,6 +26,7 @@ static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
 
+    assert_non_null(f);
     f->dir = xlrt_tmpdir();
     assert_int_equal(xlreaper_ctx_alloc(&f->ctx, xlrt_capture_logger()), 0);
     xlrt_fake_passwd(f->ctx, upstream);

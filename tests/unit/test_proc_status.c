@@ -112,8 +112,10 @@ static void test_malformed(void **state)
         "Name:\tx\nState:\tS\nTgid:\t1\nPid:\t1\nPPid:\t0\nUid:\t1\t2\t3\n",
         "Name:\tx\nState:\tS\nTgid:\tz\nPid:\t1\nPPid:\t0\nUid:\t1\t1\t1\t1\n",
         "Name:\tx\nState:\t\nTgid:\t1\nPid:\t1\nPPid:\t0\nUid:\t1\t1\t1\t1\n",
-        "Name:\tx\nState:\tS\nTgid:\t1\nPid:\t1\nPPid:\t0\n"
-        "Uid:\t1\t1\t1\t-1\n",
+        /* One string in two pieces; parenthesised, so that clang does
+         * not take it for a missing comma. */
+        ("Name:\tx\nState:\tS\nTgid:\t1\nPid:\t1\nPPid:\t0\n"
+         "Uid:\t1\t1\t1\t-1\n"),
     };
     (void)state;
 

@@ -138,7 +138,7 @@ static void test_json_event(void **state)
                                                     yajl_t_number)),
                      4);
     x = yajl_tree_get(v, p_zombies, yajl_t_array);
-    assert_non_null(x);
+    assert_true(YAJL_IS_ARRAY(x));
     assert_int_equal(YAJL_GET_ARRAY(x)->len, 1);
     const char *p_comm[] = { "comm", NULL };
     assert_string_equal(

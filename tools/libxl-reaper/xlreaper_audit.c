@@ -116,13 +116,6 @@ static int cmp_u32(const void *a, const void *b)
 
 /* Adds the domids of l not yet in res->live, keeping it sorted: a
  * domain created between two listings is live, not a leftover. */
-/* gcc 12's -fanalyzer loses the realloc'd array once it is stored in
- * a->res->live (freed by xlreaper_audit_result_dispose) and calls it a
- * leak, here and where list_live calls this: a false positive. */
-#ifndef __clang__ /* gcc's analyzer only */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
-#endif
 static int merge_live(audit *a, const xlreaper__audit_live *l)
 {
     xlreaper_audit_result *res = a->res;
@@ -132,16 +125,23 @@ static int merge_live(audit *a, const xlreaper__audit_live *l)
     if (!n)
         return XLREAPER_ERROR_NOMEM;
     res->live = n;
+    /* gcc 12's -fanalyzer loses the realloc'd array once it is stored in
+     * a->res->live (freed by xlreaper_audit_result_dispose) and calls it
+     * a leak here and where list_live calls this: a false positive. */
+#ifndef __clang__ /* gcc's analyzer only */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
+#endif
     for (unsigned i = 0; i < l->num; i++)
         if (!is_live(a, l->domids[i])) {
             res->live[res->num_live++] = l->domids[i];
             qsort(res->live, res->num_live, sizeof(uint32_t), cmp_u32);
         }
-    return 0;
-}
 #ifndef __clang__
 #pragma GCC diagnostic pop
 #endif
+    return 0;
+}
 
 static int list_live(audit *a)
 {
@@ -199,15 +199,8 @@ static int relist_live(audit *a)
         return 0;
     rc = xlreaper__audit_live_domains(a->ctx, a->h,
                                       a->opts->xenstore_timeout_ms, &l);
-#ifndef __clang__ /* merge_live's false leak, above */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
-#endif
     if (!rc && l.source)
         rc = merge_live(a, &l);
-#ifndef __clang__
-#pragma GCC diagnostic pop
-#endif
     free(l.domids);
     return rc;
 }

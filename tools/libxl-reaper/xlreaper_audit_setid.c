@@ -121,13 +121,6 @@ static bool has_opt(const char *opts, const char *opt)
     return false;
 }
 
-/* gcc 12's -fanalyzer loses the strdup'd path once it is stored in the
- * realloc'd s->m (freed with the set) and calls it a leak: a false
- * positive, as in xlreaper_audit.c's merge_live. */
-#ifndef __clang__ /* gcc's analyzer only */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
-#endif
 static int add_mount(mount_set *s, const char *path, dev_t dev, bool root,
                      bool walk)
 {
@@ -140,18 +133,24 @@ static int add_mount(mount_set *s, const char *path, dev_t dev, bool root,
         s->cap = ncap;
     }
     s->m[s->num].path = strdup(path);
+    /* gcc 12's -fanalyzer loses the strdup'd path once it is stored in
+     * the realloc'd s->m (freed with the set) and calls it a leak here:
+     * a false positive, as in xlreaper_audit.c's merge_live. */
+#ifndef __clang__ /* gcc's analyzer only */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
+#endif
     if (!s->m[s->num].path)
         return XLREAPER_ERROR_NOMEM;
+#ifndef __clang__
+#pragma GCC diagnostic pop
+#endif
     s->m[s->num].dev = dev;
     s->m[s->num].root = root;
     s->m[s->num].walk = walk;
     s->num++;
     return 0;
 }
-
-#ifndef __clang__
-#pragma GCC diagnostic pop
-#endif
 
 static void note_skipped(mount_set *s, const char *type, const char *path)
 {

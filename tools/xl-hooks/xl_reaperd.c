@@ -77,13 +77,6 @@ static bool sane_path(const char *p, size_t max)
     return true;
 }
 
-/* gcc 12's -fanalyzer cannot tell that the loop at the end frees what
- * vals[i] = strdup() stored at a symbolic index, and reports a leak at
- * the closing brace: a false positive. */
-#ifndef __clang__ /* gcc's analyzer only */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
-#endif
 static int sanitize_env(void)
 {
     static const struct {
@@ -122,6 +115,13 @@ static int sanitize_env(void)
         free(vals[i]);
     }
     return rc;
+    /* gcc 12's -fanalyzer cannot tell that the loop above frees what
+     * vals[i] = strdup() stored at a symbolic index, and reports a leak
+     * at the closing brace: a false positive. */
+#ifndef __clang__ /* gcc's analyzer only */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
+#endif
 }
 #ifndef __clang__
 #pragma GCC diagnostic pop

@@ -8,7 +8,9 @@
  * Exit 0 and print the milliseconds it took: empty. Exit 1: not empty.
  * Exit 2: could not probe (bad argument, setresuid failed...).
  */
+#ifndef _GNU_SOURCE /* make analyze passes -D_GNU_SOURCE */
 #define _GNU_SOURCE /* setresuid, getresuid */
+#endif
 #include <errno.h>
 #include <grp.h>
 #include <signal.h>

@@ -8,7 +8,9 @@
  * PET must run nothing else. One kill under the tasklist lock ends a fork
  * racer; a few rounds cover tasks that were mid-exec.
  */
+#ifndef _GNU_SOURCE /* make analyze passes -D_GNU_SOURCE */
 #define _GNU_SOURCE /* setresuid, getresuid */
+#endif
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -230,7 +230,7 @@ static void __attribute__((noreturn)) kprobe_child(int outfd, void *arg)
     if (xlreaper__sys_setgroups0() < 0)
         _exit(126);
     for (uint32_t i = 0; i < a->num; i++) {
-        long n = xlreaper__nproc_others(a->first + i, 1);
+        long n = xlreaper__nproc_others(a->first + i, 1); /* or -errno */
         char busy = n > 0 ? '1' : '0';
 
         if (n < 0)

@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "xlreaper_internal.h"
+#include "xlreaper_raw.h"
 
 int xlreaper__report_pipe_open(xlreaper_ctx *ctx, xlreaper__report_pipe *p)
 {
@@ -56,7 +57,8 @@ void xlreaper__report_pipe_close(xlreaper__report_pipe *p)
     p->rfd = p->wfd = -1;
 }
 
-void xlreaper__child_send(int wfd, int step, int err, long detail)
+void XLREAPER__HELPER_CODE xlreaper__child_send(int wfd, int step, int err,
+                                                long detail)
 {
     xlreaper__child_report rep = { .step = step,
                                    .err = err,
@@ -64,13 +66,20 @@ void xlreaper__child_send(int wfd, int step, int err, long detail)
 
     /* One record is smaller than PIPE_BUF, so the write is atomic. */
     if (wfd >= 0)
-        (void)!write(wfd, &rep, sizeof(rep));
+        xlreaper__raw(SYS_write, wfd, &rep, sizeof(rep));
 }
 
-void xlreaper__child_fail(int wfd, int step, int err, long detail)
+void XLREAPER__HELPER_CODE xlreaper__child_exit(int status)
+{
+    for (;;)
+        xlreaper__raw(SYS_exit_group, status, 0, 0);
+}
+
+void XLREAPER__HELPER_CODE xlreaper__child_fail(int wfd, int step, int err,
+                                                long detail)
 {
     xlreaper__child_send(wfd, step, err, detail);
-    _exit(127);
+    xlreaper__child_exit(127);
 }
 
 int xlreaper__report_read(xlreaper_ctx *ctx, int rfd,
@@ -91,44 +100,61 @@ int xlreaper__report_read(xlreaper_ctx *ctx, int rfd,
     return 1;
 }
 
-/* close_range, or one by one on a kernel before 5.9. */
-int xlreaper__close_from(unsigned lo, unsigned hi)
+/* close_range, or one by one on a kernel before 5.9.  0 or -errno;
+ * raw (xlreaper_raw.h). */
+int XLREAPER__HELPER_CODE xlreaper__close_from_raw(unsigned lo, unsigned hi)
 {
     struct rlimit rl;
+    long r;
 
     if (lo > hi)
         return 0;
-    if (syscall(SYS_close_range, lo, hi, 0u) == 0)
-        return 0;
-    if (errno != ENOSYS)
-        return -1;
+    r = xlreaper__raw(SYS_close_range, lo, hi, 0);
+    if (r != -ENOSYS)
+        return (int)r;
     /* No descriptor can be at or above the hard NOFILE limit... unless
      * the limit was lowered after it was opened; fs.nr_open's default
      * bounds the loop then. */
-    if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
-        return -1;
+    r = xlreaper__raw6(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&rl, 0, 0);
+    if (r < 0)
+        return (int)r;
     if (rl.rlim_max > (1u << 20) || rl.rlim_max == RLIM_INFINITY)
         rl.rlim_max = 1u << 20;
     for (unsigned fd = lo; fd <= hi && fd < rl.rlim_max; fd++)
-        close((int)fd);
+        xlreaper__raw(SYS_close, fd, 0, 0);
     return 0;
 }
 
-void xlreaper__helper_prelude(int wfd, pid_t parent)
+int xlreaper__close_from(unsigned lo, unsigned hi)
+{
+    int r = xlreaper__close_from_raw(lo, hi);
+
+    if (r < 0) {
+        errno = -r;
+        return -1;
+    }
+    return 0;
+}
+
+void XLREAPER__HELPER_CODE xlreaper__helper_prelude(int wfd, pid_t parent)
 {
     /* Its own group: a terminal's ^C or ^Z for the caller's group does
      * not reach it, and a kill(-pgid) of the caller's group neither. */
-    setpgid(0, 0);
+    xlreaper__raw(SYS_setpgid, 0, 0, 0);
     /* Never outlive the parent, which is the only one that would kill
      * a stopped helper; the check closes the race with its death. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
-        _exit(127);
-    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);
+    if (xlreaper__raw(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0) < 0 ||
+        xlreaper__raw(SYS_getppid, 0, 0, 0) != parent)
+        xlreaper__child_exit(127);
+    /* With CLONE_VM this is the caller's flag too, which the caller
+     * puts back (xlreaper_clone.c); the first change of euid would
+     * clear it anyway. */
+    xlreaper__raw(SYS_prctl, PR_SET_DUMPABLE, 0, 0);
     /* Nothing inherited (privcmd, xenstore, the lock, stdio) may be
      * held while a DM uid can stop us: only the report pipe stays. */
-    if ((wfd > 0 && xlreaper__close_from(0, (unsigned)wfd - 1) < 0) ||
-        xlreaper__close_from((unsigned)wfd + 1, ~0u) < 0)
-        _exit(127);
+    if ((wfd > 0 && xlreaper__close_from_raw(0, (unsigned)wfd - 1) < 0) ||
+        xlreaper__close_from_raw((unsigned)wfd + 1, ~0u) < 0)
+        xlreaper__child_exit(127);
 }
 
 /* The longest sleep between two looks for a stop. */
@@ -360,22 +386,17 @@ int xlreaper__run_helper(xlreaper_ctx *ctx, const char *what,
                          xlreaper__helper_end *end_r)
 {
     xlreaper__report_pipe p;
-    pid_t pid, parent = getpid();
+    xlreaper__helper_vm vm;
+    pid_t pid;
     int rc;
 
     rc = xlreaper__report_pipe_open(ctx, &p);
     if (rc)
         return rc;
-    pid = fork();
-    if (pid < 0) {
-        LOGE(ERROR, "fork for %s", what);
+    rc = xlreaper__helper_start(ctx, what, fn, arg, p.wfd, &vm, &pid);
+    if (rc) {
         xlreaper__report_pipe_close(&p);
-        return XLREAPER_ERROR_FAIL;
-    }
-    if (pid == 0) {
-        xlreaper__helper_prelude(p.wfd, parent);
-        fn(p.wfd, arg);
-        _exit(127); /* fn does not return */
+        return rc;
     }
     /* The child makes its own process group first thing; until then a
      * signal to ours could only kill it, which is a void answer. */
@@ -383,6 +404,11 @@ int xlreaper__run_helper(xlreaper_ctx *ctx, const char *what,
     p.wfd = -1;
     rc = xlreaper__await_child(ctx, pid, p.rfd, deadline_us, true, rep,
                                reported_r, status_r, end_r);
+    /* Reaped on every path but a failed waitpid, which leaves a child
+     * we cannot wait for: its stack stays rather than be freed under
+     * it. */
+    if (*status_r != -1 || !rc)
+        xlreaper__helper_finish(&vm);
     xlreaper__report_pipe_close(&p);
     if (!rc && *end_r != XLREAPER__HELPER_DONE)
         LOG(DEBUG, "%s (pid %ld) %s: its answer is void", what, (long)pid,
@@ -420,18 +446,28 @@ int xlreaper__cap_effective(int cap)
     return !!(data[cap / 32].effective & (1u << (cap % 32)));
 }
 
-int xlreaper__caps_none(bool permitted_too)
+int XLREAPER__HELPER_CODE xlreaper__caps_none_raw(bool permitted_too)
 {
     struct __user_cap_header_struct hdr = { .version =
                                                 _LINUX_CAPABILITY_VERSION_3,
                                             .pid = 0 };
     struct __user_cap_data_struct data[2];
+    long r = xlreaper__raw(SYS_capget, &hdr, data, 0);
 
-    if (syscall(SYS_capget, &hdr, data) < 0)
-        return -1;
+    if (r < 0)
+        return (int)r;
     if (data[0].effective || data[1].effective ||
-        (permitted_too && (data[0].permitted || data[1].permitted))) {
-        errno = EPERM;
+        (permitted_too && (data[0].permitted || data[1].permitted)))
+        return -EPERM;
+    return 0;
+}
+
+int xlreaper__caps_none(bool permitted_too)
+{
+    int r = xlreaper__caps_none_raw(permitted_too);
+
+    if (r < 0) {
+        errno = -r;
         return -1;
     }
     return 0;

@@ -19,6 +19,10 @@
 #include "xlreaper.h"
 
 #define _hidden __attribute__((visibility("hidden")))
+/* Code a helper runs in the caller's memory (xlreaper_clone.c): raw
+ * system calls only, and no sanitizer bookkeeping on a stack that is
+ * freed after it. */
+#define XLREAPER__HELPER_CODE __attribute__((no_sanitize_address))
 
 /* ---------- logging: the function name and errno are added ---------- */
 
@@ -170,7 +174,7 @@ typedef enum {
     XLREAPER__HELPER_TIMEOUT,  /* it missed its deadline: killed, void */
 } xlreaper__helper_end;
 
-/* Child side: one record, without exiting (a success carries a value
+/* Child side, raw: one record, without exiting (a success carries a value
  * in detail with step 0). */
 _hidden void xlreaper__child_send(int wfd, int step, int err, long detail);
 
@@ -211,6 +215,34 @@ _hidden int xlreaper__run_helper(xlreaper_ctx *ctx, const char *what,
                                  bool *reported_r, int *status_r,
                                  xlreaper__helper_end *end_r);
 
+/*
+ * Starting a helper (xlreaper_clone.c): clone(CLONE_VM) on a stack of
+ * its own where xlreaper_raw.h has stubs, else fork.  The child runs
+ * xlreaper__helper_prelude(wfd) and fn(wfd, arg), which must use raw
+ * system calls only and never return.  vm and arg must live until the
+ * child is reaped; then xlreaper__helper_finish(vm).
+ */
+typedef struct {
+    void *stack;
+    bool held; /* the caller's dumpable flag is saved */
+    void (*fn)(int wfd, void *arg);
+    void *arg;
+    int wfd;
+    pid_t parent;
+} xlreaper__helper_vm;
+
+_hidden int xlreaper__helper_start(xlreaper_ctx *ctx, const char *what,
+                                   void (*fn)(int wfd, void *arg), void *arg,
+                                   int wfd, xlreaper__helper_vm *vm,
+                                   pid_t *pid_r);
+_hidden void xlreaper__helper_finish(xlreaper__helper_vm *vm);
+/* Child side, raw: exit_group(status). */
+_hidden void xlreaper__child_exit(int status) __attribute__((noreturn));
+/* Child side, raw: close_range, or one by one.  0 or -errno. */
+_hidden int xlreaper__close_from_raw(unsigned lo, unsigned hi);
+/* Child side, raw: as xlreaper__caps_none, 0 or -errno. */
+_hidden int xlreaper__caps_none_raw(bool permitted_too);
+
 /* waitpid, looping on EINTR; a stop is answered with SIGKILL.  For a
  * child already killed, or one that cannot be stopped.  0 and
  * *status_r, or _FAIL. */
@@ -231,10 +263,10 @@ _hidden int xlreaper__cap_effective(int cap);
 /* ---------- the kernel count ---------- */
 
 /*
- * Child side, async-signal-safe (xlreaper_count.c).  The calling task,
- * which must have saved uid 0, becomes (uid, uid, 0) without effective
- * capabilities and returns how many other tasks the kernel charges to
- * uid (at most max), or -1 with errno.  No task is created.
+ * Child side, raw system calls only (xlreaper_count.c).  The calling
+ * task, which must have saved uid 0, becomes (uid, uid, 0) without
+ * effective capabilities and returns how many other tasks the kernel
+ * charges to uid (at most max), or -errno.  No task is created.
  */
 _hidden long xlreaper__nproc_others(uid_t uid, unsigned long max);
 

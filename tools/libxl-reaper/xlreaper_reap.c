@@ -59,6 +59,7 @@
 #include <unistd.h>
 
 #include "xlreaper_internal.h"
+#include "xlreaper_raw.h"
 
 enum {
     KILLER_GROUPS = 1,
@@ -96,8 +97,10 @@ typedef struct {
 #define KILLER_SETTLE_LOOKS 5
 #define KILLER_SETTLE_NS 50000
 
-/* Reports (0, 0, n): n other tasks of target are left after the kill. */
-static void __attribute__((noreturn)) killer_child(int wfd, void *arg)
+/* Reports (0, 0, n): n other tasks of target are left after the kill.
+ * Raw system calls only: it shares our memory (xlreaper_clone.c). */
+static void XLREAPER__HELPER_CODE __attribute__((noreturn))
+killer_child(int wfd, void *arg)
 {
     const killer_args *a = arg;
     uid_t pet = a->pet, target = a->target;
@@ -105,29 +108,34 @@ static void __attribute__((noreturn)) killer_child(int wfd, void *arg)
     long n;
 
     xlreaper__sched_killer_rt();
-    if (xlreaper__sys_setgroups0() < 0)
-        xlreaper__child_fail(wfd, KILLER_GROUPS, errno, 0);
+    n = xlreaper__raw(SYS_setgroups, 0, NULL, 0);
+    if (n < 0)
+        xlreaper__child_fail(wfd, KILLER_GROUPS, (int)-n, 0);
     /* Is the pet idle?  Asked as the pet itself, by the kernel count:
      * no /proc scan can see a task the count misses here, and a scan
      * could be blinded (hidepid). */
     n = xlreaper__nproc_others(pet, XLREAPER__NPROC_MAX);
     if (n < 0)
-        xlreaper__child_fail(wfd, KILLER_PET_COUNT, errno, pet);
+        xlreaper__child_fail(wfd, KILLER_PET_COUNT, (int)-n, pet);
     if (n > 0)
         xlreaper__child_fail(wfd, KILLER_PET_BUSY, 0, n);
     /* Back to euid 0 (saved uid 0 allows it), then the killer's ids. */
-    if (xlreaper__sys_setresuid(-1, 0, -1) < 0)
-        xlreaper__child_fail(wfd, KILLER_SETRESUID, errno, target);
+    n = xlreaper__raw(SYS_setresuid, -1, 0, -1);
+    if (n < 0)
+        xlreaper__child_fail(wfd, KILLER_SETRESUID, (int)-n, target);
     /* While it may (euid 0): what is about to be killed finishes dying
      * ahead of the host's other tasks (xlreaper_sched.c). */
     xlreaper__sched_hurry_dying(target);
-    if (xlreaper__sys_setresuid(pet, target, 0) < 0)
-        xlreaper__child_fail(wfd, KILLER_SETRESUID, errno, target);
-    if (getresuid(&r, &e, &s) < 0 || r != pet || e != target || s != 0)
+    n = xlreaper__raw(SYS_setresuid, pet, target, 0);
+    if (n < 0)
+        xlreaper__child_fail(wfd, KILLER_SETRESUID, (int)-n, target);
+    if (xlreaper__raw(SYS_getresuid, &r, &e, &s) < 0 || r != pet ||
+        e != target || s != 0)
         xlreaper__child_fail(wfd, KILLER_IDS, EPERM, 0);
-    if (xlreaper__caps_none(false) < 0)
-        xlreaper__child_fail(wfd, KILLER_CAPS, errno, 0);
-    kill(-1, SIGKILL);
+    n = xlreaper__caps_none_raw(false);
+    if (n < 0)
+        xlreaper__child_fail(wfd, KILLER_CAPS, (int)-n, 0);
+    xlreaper__raw(SYS_kill, -1, SIGKILL, 0);
     /* Every task the kill reached has SIGKILL pending and runs no user
      * code again: the uid can be entered to count it.  A killed task
      * takes some microseconds to exit and be reaped: a few more looks,
@@ -137,13 +145,13 @@ static void __attribute__((noreturn)) killer_child(int wfd, void *arg)
 
         n = xlreaper__nproc_others(target, XLREAPER__NPROC_MAX);
         if (n < 0)
-            xlreaper__child_fail(wfd, KILLER_COUNT, errno, target);
+            xlreaper__child_fail(wfd, KILLER_COUNT, (int)-n, target);
         if (!n || i == KILLER_SETTLE_LOOKS)
             break;
-        nanosleep(&ts, NULL);
+        xlreaper__raw(SYS_nanosleep, &ts, NULL, 0);
     }
     xlreaper__child_send(wfd, 0, 0, n);
-    _exit(0);
+    xlreaper__child_exit(0);
 }
 
 /*

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "xlreaper_internal.h"
+#include "xlreaper_raw.h"
 
 void xlreaper__sched_boost(xlreaper__sched_saved *saved)
 {
@@ -59,15 +60,17 @@ void xlreaper__sched_restore(const xlreaper__sched_saved *saved)
         setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), saved->nice);
 }
 
-void xlreaper__sched_killer_rt(void)
+/* Raw: the killer runs it, in our memory (xlreaper_clone.c). */
+void XLREAPER__HELPER_CODE xlreaper__sched_killer_rt(void)
 {
     struct sched_param rt = { .sched_priority = 1 };
 
-    sched_setscheduler(0, SCHED_FIFO, &rt);
+    xlreaper__raw(SYS_sched_setscheduler, 0, SCHED_FIFO, &rt);
 }
 
-void xlreaper__sched_hurry_dying(uid_t uid)
+/* Raw, for the same reason: the killer calls it too. */
+void XLREAPER__HELPER_CODE xlreaper__sched_hurry_dying(uid_t uid)
 {
     /* Real uid uid: what the kill reached, now dying. */
-    setpriority(PRIO_USER, uid, -20);
+    xlreaper__raw(SYS_setpriority, PRIO_USER, uid, -20);
 }

@@ -394,31 +394,67 @@ static void test_quick_load_reads_the_file_alone(void **state)
     assert_int_equal(xlreaper_config_get(f->ctx)->dm_uid_base, 131072);
 }
 
+/* The quick load never asks NSS for the reaper user: a host without
+ * one (most) would pay NSS's first call on every kill.  It uses the
+ * range base, which the full load would too when NSS has none, and the
+ * full load still finds one that only NSS has. */
+static void test_quick_load_leaves_reaper_user_to_full(void **state)
+{
+    static const xlrt_user nss[] = {
+        { "xen-qemuuser-range-base", 131072, 131072 },
+        { "xen-qemuuser-reaper", 131071, 131071 }, /* NSS alone */
+        { NULL, 0, 0 },
+    };
+    static const char files[] =
+        "xen-qemuuser-range-base:x:131072:131072::/:/usr/sbin/nologin\n";
+    static const char files_reaper[] =
+        "xen-qemuuser-range-base:x:131072:131072::/:/usr/sbin/nologin\n"
+        "xen-qemuuser-reaper:x:131070:131070::/:/usr/sbin/nologin\n";
+    const xlreaper_config *cfg;
+    fixture *f = *state;
+
+    if (load_quick(f, nss, files, "lock_timeout_ms = 5000\n",
+                   XLREAPER_CONFIG_QUICK))
+        fail_msg("%s", xlrt_captured());
+    cfg = xlreaper_config_get(f->ctx);
+    assert_int_equal(cfg->reaper_uid, 131072);
+    assert_string_equal(cfg->reaper_uid_from,
+                        "the range base (the uid of domid 0)");
+    if (load_quick(f, nss, files, "lock_timeout_ms = 5000\n", 0))
+        fail_msg("%s", xlrt_captured());
+    assert_int_equal(xlreaper_config_get(f->ctx)->reaper_uid, 131071);
+    /* One the file has is the pet of the quick load too. */
+    if (load_quick(f, nss, files_reaper, "lock_timeout_ms = 5000\n",
+                   XLREAPER_CONFIG_QUICK))
+        fail_msg("%s", xlrt_captured());
+    assert_int_equal(xlreaper_config_get(f->ctx)->reaper_uid, 131070);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_base_from_passwd_user, setup,
                                         teardown),
+        cmocka_unit_test_setup_teardown(
+            test_quick_load_leaves_reaper_user_to_full, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reaper_user_is_the_pet, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(
-            test_reaper_user_inside_range_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reaper_user_inside_range_refused,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(test_root_refused_everywhere, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_shared_user_refused, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_no_range_at_all, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_no_range_at_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_passwd_user_inside_range, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_other_user_at_base_refused,
-                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_user_at_base_refused, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_config_base_and_overflow, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(
-            test_config_base_disagrees_with_passwd, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_reaper_uid_key, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_config_base_disagrees_with_passwd,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reaper_uid_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_gid_modes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_subid_overlap, setup, teardown),
         cmocka_unit_test_setup_teardown(test_quick_load_reads_the_file_alone,

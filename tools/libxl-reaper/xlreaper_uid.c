@@ -116,9 +116,17 @@ static int range_walk_one(void *arg, const char *name, uid_t uid)
  * looked up only to see that passwd agrees, and a disagreement in
  * another NSS source is left to the full loads (check, audit, spawn,
  * the wrapper, the daemon), which refuse it; the answer of the kill
- * does not depend on it.  Where the value comes from passwd alone, a
- * name /etc/passwd lacks is asked of NSS, which is only slower: NSS
- * reads files first, so what /etc/passwd has is what NSS would say.
+ * does not depend on it.  Where the range base comes from passwd
+ * alone, a name /etc/passwd lacks is asked of NSS, which is only
+ * slower: NSS reads files first, so what /etc/passwd has is what NSS
+ * would say.  The reaper user is not: most hosts have none (the range
+ * base is then the pet), and the first NSS call costs more than the
+ * kill (dlopen of libnss_systemd, userdb probes: bench/RESULTS.md).  A
+ * reaper user that only another NSS source has is left to the full
+ * loads; the quick one uses the range base, which is as good a pet:
+ * the pet need only run nothing and be no domain's uid, the killer
+ * counts it idle before every kill (xlreaper_reap.c), and the global
+ * lock keeps it from ever killing beside libxl's own reaper.
  */
 static int lookup(xlreaper_ctx *ctx, const char *name, bool quick,
                   bool given, uid_t *uid_r, gid_t *gid_r, bool *found_r)
@@ -204,8 +212,8 @@ static int settle_pet(xlreaper_ctx *ctx, xlreaper_config *cfg,
     bool found;
     int rc;
 
-    rc = lookup(ctx, XLREAPER_USER_REAPER, quick, want_reaper >= 0, &uid,
-                &gid, &found);
+    rc = lookup(ctx, XLREAPER_USER_REAPER, quick, want_reaper >= 0 || quick,
+                &uid, &gid, &found);
     if (rc)
         return rc;
     if (want_reaper >= 0) {

@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,6 +100,9 @@ static int run_cli(job *jobs)
         if (pids[i] < 0)
             return -1;
         if (pids[i] == 0) {
+            /* An `xl destroy` starts at the default priority: so does
+             * the CLI here, not at the harness's (see main). */
+            setpriority(PRIO_PROCESS, 0, 0);
             dup2(p[1], 1);
             close(p[0]);
             close(p[1]);
@@ -133,6 +137,12 @@ static int run_cli(job *jobs)
     return 0;
 }
 
+static void harness_nice(int nice)
+{
+    if (setpriority(PRIO_PROCESS, 0, nice) < 0)
+        bench_die("setpriority %d: %s", nice, strerror(errno));
+}
+
 int main(void)
 {
     unsigned reps;
@@ -157,6 +167,10 @@ int main(void)
            "wait max", "empty");
 
     for (int w = 0; w < NUM_LOADS; w++) {
+        /* BENCH_LOCK_LOAD=racer: that load alone, to look at one. */
+        const char *only = getenv("BENCH_LOCK_LOAD");
+        if (only && *only && strcmp(only, load_name[w]))
+            continue;
         bench_samples total[NUM_MODES] = { 0 }, holds[NUM_MODES] = { 0 },
                       waits[NUM_MODES] = { 0 }, maxw[NUM_MODES] = { 0 };
         unsigned empties[NUM_MODES] = { 0 }, runs[NUM_MODES] = { 0 };
@@ -181,6 +195,15 @@ int main(void)
                     jobs[i].domid = DOMID0 + i;
                     jobs[i].go = &go;
                 }
+                /* The harness at nice -20 while it times, as the reap
+                 * runs itself (xlreaper_sched.c): at the default
+                 * priority, with 64 racers on 2 CPUs, it waited a whole
+                 * scheduling period for a slice between one reap and the
+                 * next (sequential: up to 0.5 s, in no reap's own
+                 * duration), and to start and join the threads, and that
+                 * was timed as the reaps'.  Not before: the racers and
+                 * their nurseries would inherit it. */
+                harness_nice(-20);
                 t0 = bench_now_us();
                 if (m == L_SEQ) {
                     for (int i = 0; i < NKILL; i++)
@@ -200,6 +223,7 @@ int main(void)
                     bench_die("cannot run the CLI");
                 }
                 t1 = bench_now_us();
+                harness_nice(0);
                 for (int i = 0; i < NKILL; i++) {
                     bool empty = bench_uid_empty(bench_dm_uid(DOMID0 + i)) == 1;
                     empties[m] += empty;

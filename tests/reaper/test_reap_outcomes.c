@@ -310,6 +310,72 @@ static void test_lock_timeout(void **state)
     free(path);
 }
 
+/* reap_timeout_ms is the kill's own, from the lock on: a reap that
+ * waited longer than it for the lock still gets all of it (once, 64
+ * reaps at once reported tasks left after one round, bench_lock).  The
+ * zombie of our own child waits out the grace a caller that wants
+ * "empty" gives a live parent: more rounds than one. */
+static void test_reap_timeout_starts_at_the_lock(void **state)
+{
+    xlreaper_reap_result res;
+    xlreaper_ctx *ctx;
+    char cfg[512], *path;
+    pid_t dm, holder;
+    int fds[2], status;
+    char c;
+
+    (void)state;
+    snprintf(cfg, sizeof(cfg),
+             "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
+             "nproc_limit = 4096\nreap_timeout_ms = 1000\n"
+             "lock_timeout_ms = 10000\n",
+             BASE, S.dir);
+    path = xlrt_write_file(S.dir, "slow-lock.conf", cfg);
+    assert_int_equal(xlreaper_ctx_alloc(&ctx, xlrt_capture_logger()), 0);
+    assert_int_equal(
+        xlreaper_config_load(ctx, path, XLREAPER_CONFIG_MUST_EXIST), 0);
+    dm = start_as_child(29, "sleeper");
+
+    /* A holder of the lock for 1.5 s, longer than reap_timeout_ms. */
+    assert_int_equal(pipe(fds), 0);
+    holder = fork();
+    assert_true(holder >= 0);
+    if (holder == 0) {
+        char *lp;
+        int fd;
+
+        if (asprintf(&lp, "%s/lock", S.dir) < 0)
+            _exit(1);
+        fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+        if (fd < 0 || flock(fd, LOCK_EX) < 0)
+            _exit(1);
+        (void)!write(fds[1], "x", 1);
+        usleep(1500000);
+        _exit(0);
+    }
+    close(fds[1]);
+    assert_int_equal(read(fds[0], &c, 1), 1);
+    close(fds[0]);
+
+    xlreaper_reap_result_init(&res);
+    assert_int_equal(
+        xlreaper_reap_flags(ctx, NULL, 29, XLREAPER_REAP_WAIT_EMPTY, &res), 0);
+    assert_true(res.lock_wait_us >= 1000000);
+    assert_int_equal(res.outcome, XLREAPER_OUTCOME_ZOMBIES);
+    if (res.rounds < 2)
+        fail_msg("one round only: the deadline ran during the lock wait "
+                 "(lock wait %llu us, reap %llu us)",
+                 (unsigned long long)res.lock_wait_us,
+                 (unsigned long long)res.duration_us);
+    xlreaper_reap_result_dispose(&res);
+    assert_int_equal(waitpid(holder, &status, 0), holder);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(waitpid(dm, &status, 0), dm);
+    started.npids = 0;
+    xlreaper_ctx_free(ctx);
+    free(path);
+}
+
 static void test_lock_file_kept_root_only(void **state)
 {
     xlreaper_lock *lock;
@@ -400,6 +466,7 @@ int main(void)
         T(test_two_killers_without_lock_kill_each_other),
         T(test_target_cannot_kill_the_killer),
         T(test_lock_timeout),
+        T(test_reap_timeout_starts_at_the_lock),
         T(test_lock_file_kept_root_only),
         T(test_lock_dir_created_root_only),
         T(test_eight_concurrent_cli_kills),

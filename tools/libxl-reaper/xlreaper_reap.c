@@ -498,8 +498,13 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
     dm_rc = xlreaper__dmpid_kill(ctx, domid, &res->recorded_dm);
     if (cfg->cgroup_parent)
         xlreaper__cgroup_kill(ctx, domid, cfg->cgroup_parent);
+    /* reap_timeout_ms is the kill's own time, from the lock on: the
+     * wait for the lock has lock_timeout_ms.  Counted from the call, 64
+     * reaps at once had spent it in the queue, and the late ones
+     * reported tasks left after one round (bench_lock). */
     rc = reap_rounds(ctx, domid, uid, flags, res,
-                     start + (uint64_t)cfg->reap_timeout_ms * 1000u);
+                     xlreaper__now_us() +
+                         (uint64_t)cfg->reap_timeout_ms * 1000u);
     /* A recorded DM that could not be signalled is outside the kill:
      * the verdict on the uid says nothing of it. */
     if (!rc && dm_rc)

@@ -104,7 +104,7 @@ int xlreaper__report_read(xlreaper_ctx *ctx, int rfd,
  * raw (xlreaper_raw.h). */
 int XLREAPER__HELPER_CODE xlreaper__close_from_raw(unsigned lo, unsigned hi)
 {
-    struct rlimit rl;
+    struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
     long r;
 
     if (lo > hi)
@@ -451,7 +451,10 @@ int XLREAPER__HELPER_CODE xlreaper__caps_none_raw(bool permitted_too)
     struct __user_cap_header_struct hdr = { .version =
                                                 _LINUX_CAPABILITY_VERSION_3,
                                             .pid = 0 };
-    struct __user_cap_data_struct data[2];
+    /* What the kernel does not write reads as "has capabilities": the
+     * analyzers cannot see into the raw call. */
+    struct __user_cap_data_struct data[2] = { { ~0u, ~0u, ~0u },
+                                              { ~0u, ~0u, ~0u } };
     long r = xlreaper__raw(SYS_capget, &hdr, data, 0);
 
     if (r < 0)

@@ -97,7 +97,7 @@ static XLREAPER__HELPER_CODE int nproc_at_least(const nproc_asker *q,
 long XLREAPER__HELPER_CODE xlreaper__nproc_others(uid_t uid, unsigned long max)
 {
     unsigned long lo, hi; /* lo or more others, fewer than hi */
-    struct rlimit cur;
+    struct rlimit cur = { 0, 0 }; /* unwritten: every question fails */
     nproc_asker q;
     long r;
 

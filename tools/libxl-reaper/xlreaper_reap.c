@@ -104,7 +104,7 @@ killer_child(int wfd, void *arg)
 {
     const killer_args *a = arg;
     uid_t pet = a->pet, target = a->target;
-    uid_t r, e, s;
+    uid_t r = (uid_t)-1, e = (uid_t)-1, s = (uid_t)-1; /* unwritten: no */
     long n;
 
     xlreaper__sched_killer_rt();

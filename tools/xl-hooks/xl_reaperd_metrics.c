@@ -212,8 +212,10 @@ static void format(const xlrd *d, xlr_prom *p, bool running)
           "with tasks (each was reaped).",
           m->last_sweep_dead_uids);
     counter(p, "xl_reaper_dead_uid_tasks_found_total",
-            "Tasks the sweeps' /proc censuses saw under the uids of dead "
-            "domids (sightings: a fork racer's task may be seen twice).",
+            "Tasks the sweeps found under the uids of dead domids: what "
+            "their /proc censuses saw, or one for a uid only the kernel "
+            "counted tasks in (sightings: a fork racer's task may be seen "
+            "twice).",
             (double)m->dead_tasks_found);
     gauge(p, "xl_reaper_uids_pending_retry",
           "DM uids whose last reap had no verdict: the next sweep tries "

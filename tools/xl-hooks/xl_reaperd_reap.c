@@ -442,8 +442,14 @@ void xlrd_sweep(xlrd *d, xlrd_sweep_kind kind)
     }
     for (uint32_t i = 1; i <= max; i++)
         if (d->cand[i] && !now[i]) {
+            unsigned long long seen = d->census[i].live + d->census[i].zombies;
+
             ncand++;
-            dead_tasks += d->census[i].live + d->census[i].zombies;
+            /* A task that came after the /proc census is in the
+             * kernel's count only: at least one was found. */
+            if (!seen && (d->cand[i] & CAND_KERNEL))
+                seen = 1;
+            dead_tasks += seen;
         }
     if (ncand) {
         lock = take_lock(d, kind == XLRD_SWEEP_CENSUS

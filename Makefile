@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # libxl-reaper.  `make`, `make check`, `make demo`, `make install`, ...
 # Each part of the tree adds its rules in its own fragment (*.mk).
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # Benchmarks (issue 9).  Never part of `make check`.
 #   make bench        runs them one after another (never in parallel: they
 #                     measure the machine), tables on stdout, CSV and

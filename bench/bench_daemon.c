@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * bench_daemon - xl-reaperd's latency from a domain's death to its DM
  * uid verified empty, over many deaths (XLR_BENCH_DEATHS, default 1000).

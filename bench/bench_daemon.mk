@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # bench-daemon: xl-reaperd's death-to-verified latency over 1,000 deaths
 # (XLR_BENCH_DEATHS to change).  Included by bench/bench.mk; `make bench`
 # runs it after the others.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * bench_lock - lock contention (issue 9, item 4): 64 domains destroyed
  * at once, each of their DM uids killed by its own reaper, through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * bench_parts - what a verified kill is made of: each public step of
  * xlreaper_reap timed alone, in the same run as the bare kill, so that

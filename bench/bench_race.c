@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * bench_race - every way to kill a uid, against the same fork racer, in
  * the same run (issue 9, item 2, and the goal's ratios).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * bench_scale - reap latency against the number of tasks (issue 9,
  * item 1).  N sleeping tasks (processes, or threads of one process)

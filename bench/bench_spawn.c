@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * bench_spawn.c - spawn-to-exec latency of the restricted spawn against
  * a bare fork + execve of the same static program, as a ratio in one

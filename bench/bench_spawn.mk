@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # The spawn benchmark (issue 4), included by bench/bench.mk:
 #   make bench-spawn    restricted spawn vs bare fork+execve, one ratio
 # BENCH_SPAWN_ROUNDS spawns of each kind (default 2000).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * bench_start - what the CLI costs as a whole process before and
  * around its work (issue 13 item 6): fork + exec + wait of a

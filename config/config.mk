@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # What an admin configures: the config file, the daemon's systemd unit and
 # the logrotate file for its events log.
 #

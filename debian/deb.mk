@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # make deb: the Debian package, built from a copy of this working tree in
 # $(BUILD)/deb/ (dpkg-buildpackage writes its output beside the source
 # tree), then checked by lintian.  The package lands in

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # Documentation (issue 8).
 #   make docs      HTML in build/docs/ (docs/*.pandoc, docs/*.md and the
 #                  man pages) and man pages in build/man/, with pandoc;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # Tests.  Every tests/<dir>/test_*.c is one cmocka suite, linked with the
 # test helpers in tests/lib and the library's static archive (so suites
 # may reach internal functions).  Every tests/progs/*.c is a helper

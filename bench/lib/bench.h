@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * bench.h - what the benchmarks share: clock and statistics, CSV, the
  * machine line, task sets under a uid (in a child-subreaper nursery),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * bench_barekill PET UID - the bare uid kill, nothing else: one
  * setresuid(PET, UID, 0) and one kill(-1, SIGKILL), as the article and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * bench_racer [plain|pgid] - the fork racer of the benchmarks: each
  * generation forks and exits at once (as tests/progs/fork_racer.c), and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * bench_tasks procs|threads N - N sleeping tasks under the caller's ids:
  * this process and N-1 children, or this process and N-1 threads (small

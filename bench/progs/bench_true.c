@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * bench_true - a process that does nothing: the floor of fork + exec +
  * wait that every whole-process figure in bench_start stands on.  Built

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_audit.c - `xl-reaper audit` against real processes: each test
  * starts fake device models (tests/progs/fake_dm) under uids of our own
@@ -1286,7 +1287,7 @@ static void test_cli_exit_codes_and_formats(void **state)
 /* ---------- the osstest step ---------- */
 
 /*
- * tools/xl-hooks/ts-xl-reaper-audit, a Perl step on Osstest.pm, run
+ * tools/xl-hooks/osstest/ts-xl-reaper-audit, a Perl step on Osstest.pm, run
  * against the stub Osstest tree in tests/osstest/stub: the same calls,
  * but target_cmd_output_root runs its command here instead of over
  * ssh, so the step audits this machine for real.  Its exit status
@@ -1296,7 +1297,7 @@ static int ts(fx *f, const char *xl_reaper, const char *timeout,
               char **out_r)
 {
     char *env[4], *argv[] = { "/usr/bin/perl", "-Itests/osstest/stub",
-                              "tools/xl-hooks/ts-xl-reaper-audit",
+                              "tools/xl-hooks/osstest/ts-xl-reaper-audit",
                               "host=localhost", "after-start", NULL };
     int status;
 
@@ -1323,7 +1324,7 @@ static int ts(fx *f, const char *xl_reaper, const char *timeout,
 static void test_ts_compiles(void **state)
 {
     char *argv[] = { "/usr/bin/perl", "-c", "-Itests/osstest/stub",
-                     "tools/xl-hooks/ts-xl-reaper-audit", NULL };
+                     "tools/xl-hooks/osstest/ts-xl-reaper-audit", NULL };
     char *err;
     int status;
 

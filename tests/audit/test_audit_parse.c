@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_audit_parse.c - the audit's parsers of what a DM shows in /proc
  * (status, limits, cmdline), of /proc/stat's fork count, and its verdict

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_audit_prom.c - `xl-reaper audit --prometheus` and
  * --prometheus-file, run as an admin's timer would run them: the real

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_audit_setid.c - `xl-reaper audit`'s setid check, for real: set-id
  * files of the DM range planted by root (the way a DM could have before

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_cli_check.c - `xl-reaper check` says "ok" only when a device
  * model can start: each thing the wrapper or the daemon would refuse

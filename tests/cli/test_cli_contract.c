@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_cli_contract.c - `xl-reaper` as other tools see it: output, exit
  * codes, and one clear line on stderr for every bad input, which must

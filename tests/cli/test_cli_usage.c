@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_cli_usage.c - what a newcomer types first: --version, --help and
  * mistakes, for xl-reaper, xl-reaperd and qemu-dm-restrict.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_demo.c - `make demo` (scripts/demo) in each range it may find:
  * a configured one, a demo range on a bare host, and the passwd user

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # Test builds of xl-reaper and xl-reaperd whose few libxl calls are
 # answered by fake_xenstored's stand-in for the hypervisor
 # (tests/daemon/fakexen_libxl.c), linked with -Wl,--wrap.  The real

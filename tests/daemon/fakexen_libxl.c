@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * fakexen_libxl.c - the few libxl calls xl-reaper destroy and xl-reaperd
  * make, answered from fake_xenstored's stand-in for the hypervisor's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_daemon.c - the real xl-reaperd against fake_xenstored, with real
  * fork racers under uids of this suite's block (5000000 + domid).

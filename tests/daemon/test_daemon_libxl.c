@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_daemon_libxl.c - xl-reaperd as it runs on a hypervisor: the live
  * domains are the hypervisor's (libxl_list_domain), not xenstore's.  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_daemon_metrics.c - xl-reaperd's metrics file, as node_exporter's
  * textfile collector would read it: after a death, after a sweep that

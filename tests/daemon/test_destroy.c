@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_destroy.c - `xl-reaper destroy DOMID`: the CLI as built for tests
  * (build/tests/xl-reaper-fakexen: libxl's domain calls answered from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_os_guard.c - the build refuses, with a clear message, the systems
  * where the kill cannot be made safe or that are not ported

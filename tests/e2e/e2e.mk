@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # End-to-end tests on real Xen (tests/e2e/README.md). Included by the
 # top-level Makefile; paths are relative to the repository root.
 #   make e2e          for each image (Xen 4.17 on Debian 12, Xen 4.20 on

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # lib.sh: sourced by every scenario, in the test dom0. Assertions print one
 # line each in the protocol dom0-init describes; the scenario's exit status
 # is 1 if any assertion failed.

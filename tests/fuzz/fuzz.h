@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * fuzz.h - what every fuzz target shares (tests/fuzz/README.md).
  *

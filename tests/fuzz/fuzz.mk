@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # Fuzzing (tests/fuzz/README.md).
 #
 #   make fuzz [FUZZ_SECONDS=30] [FUZZ_TARGETS="config json"]
@@ -25,9 +26,10 @@ FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=all \
 FUZZ_LIB := $(FUZZ_BUILD)/lib/libxlreaper.a
 # The daemon's xenstore parsers (xl_reaperd_parse.c) live outside the
 # library.
-FUZZ_EXTRA := $(FUZZ_BUILD)/obj/tools/xl-hooks/xl_reaperd_parse.o
+FUZZ_EXTRA := $(FUZZ_BUILD)/obj/tools/xl-hooks/xl-reaperd/xl_reaperd_parse.o
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -O1 -g $(WARN) \
-	-Itools/libxl-reaper/include -Itools/libxl-reaper -Itools/xl-hooks \
+	-Itools/libxl-reaper/include -Itools/libxl-reaper -Itools/xl-hooks/common \
+	-Itools/xl-hooks/xl-reaperd \
 	-Itests/fuzz $(PKG_CFLAGS) $(FUZZ_SAN)
 FUZZ_COMMON := tests/fuzz/fuzz_common.c tests/fuzz/fuzz.h
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * fuzz_common.c - the logger, ctx and buffers every fuzz target uses.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * fuzz_config.c - the config file, through the loader the programs use
  * (xlreaper_config_load after the read): libxlutil's parser, our key

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * fuzz_json.c - the JSON the library emits, through yajl: a reap event
  * (xlreaper_reap_result_json: what the daemon writes to its events

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * fuzz_proc_limits.c - the rest of the /proc text the audit reads:
  * /proc/PID/limits (xlreaper__audit_parse_limit, every resource),

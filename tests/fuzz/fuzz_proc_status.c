@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * fuzz_proc_status.c - /proc/PID/status text, as the reap and census
  * read it (xlreaper__parse_status) and as the audit does

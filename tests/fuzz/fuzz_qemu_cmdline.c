@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * fuzz_qemu_cmdline.c - a QEMU command line, as the wrapper reads it
  * (xlreaper__qemu_cmdline_parse, the spawn's plan) and as the audit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * fuzz_qemu_help.c - the `qemu -help` text the wrapper reads to learn
  * which uid-switch and chroot options the installed QEMU takes

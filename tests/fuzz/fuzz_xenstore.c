@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * fuzz_xenstore.c - the xenstore values the daemon and the audit read:
  * /local/domain's entries as domids (xlreaper_domid_parse), a domain's

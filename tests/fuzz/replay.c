@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * replay.c - a fuzz target without libFuzzer: runs it once on every file
  * named, or in a directory named, so that `make check` replays each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_install.c - `make install` and `make uninstall` into a DESTDIR:
  * the layout under PREFIX (the Debian package's, debian/), an existing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlr_adversary.c - starting tests/progs/adversary the way a device model
  * starts: through the library's own restricted spawn, under a domid's DM

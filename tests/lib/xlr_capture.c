@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlr_capture.c - a xentoollog logger that keeps every message, so that
  * tests can assert the reason the library gave, not just its code.

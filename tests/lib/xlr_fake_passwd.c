@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlr_fake_passwd.c - passwd and group databases of the test's own,
  * injected through the library's internal lookup hooks.

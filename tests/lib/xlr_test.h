@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlr_test.h - helpers shared by the test suites.  They use the kernel
  * directly and never the library under test, so that a suite's verdict

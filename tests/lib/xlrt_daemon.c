@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlrt_daemon.c - driving xl-reaperd and the fake xenstored (see the
  * header).  Waits poll files with a bound that only a hang reaches: a

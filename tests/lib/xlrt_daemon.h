@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlrt_daemon.h - driving xl-reaperd and the fake xenstored from a test
  * or a benchmark: start and stop them (by their pids: they are our own

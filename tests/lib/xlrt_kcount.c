@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlrt_kcount.c - our own kernel count of a uid's tasks, for tests and
  * benchmarks: a child takes all ids of uid, RLIMIT_NPROC = limit, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /* xlrt_kcount.h - our own kernel count of a uid's tasks (xlrt_kcount.c). */
 #ifndef XLRT_KCOUNT_H
 #define XLRT_KCOUNT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlrt_prom.c - checking metrics text (xlrt_prom.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlrt_prom.h - checking metrics in Prometheus' text format, as
  * node_exporter's textfile collector will read them: by promtool

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlrt_spawn.c - helpers for the spawn suites.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlrt_spawn.h - helpers for the spawn suites (tests/spawn): a ctx in
  * the suite's own uid block (logging to xlrt_capture_logger), the probe

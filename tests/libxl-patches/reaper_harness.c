@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * reaper_harness.c - runs the DM reaper code of the libxl series, as
  * patched into a real libxl tree, against hostile and broken setups.

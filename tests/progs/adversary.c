@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * adversary MODE - a device model taken over by a hostile guest, doing
  * its best not to die.  It writes "R" to stdout once its trick is in

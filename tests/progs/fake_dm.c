@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * fake_dm [ARG...] - stands in for a device model in the audit's tests:
  * the test sets up its ids, limits, descriptors and root before execing

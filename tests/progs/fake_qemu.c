@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * fake_qemu - stands in for QEMU behind qemu-dm-restrict: prints what it
  * got and exits.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * fake_xenstored SOCKET [DOMID[:KILLUID]...] - a xenstored for tests on
  * hosts without Xen; the domains given exist before it listens (as after

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * fork_racer - a compromised device model that will not be killed by
  * pid: each generation forks and exits at once, so the pid anyone saw

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * nursery CMD [ARG...] - runs CMD as a child subreaper would: every
  * orphan of CMD's tree is reparented here and reaped at once, as a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * setid_planter - a device model that tries to leave a way back into its
  * uid and gid: a set-uid and a set-gid copy of a file in a directory

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * spawn_probe - what a spawn test starts as its "device model": it tells
  * the test what it can only know from inside, through the descriptor

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_helper_clone - what a helper started with clone(CLONE_VM)
  * (xlreaper_clone.c) must leave of its caller, whose memory it shares:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_hostile_uid.c - a DM uid that stops whatever enters it cannot
  * stall or hang anything: every command answers within seconds, the

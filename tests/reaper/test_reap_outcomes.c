@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_reap_outcomes.c - what the reaper reports and refuses, with real
  * processes: an empty uid, zombies held by a live parent, a task it may

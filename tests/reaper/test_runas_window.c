@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_runas_window.c - a reap in the runas window: the DM qemu-dm-restrict
  * started is still root (QEMU has not reached its own setuid), so the

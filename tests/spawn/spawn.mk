@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # The spawn suites' own link flags (included by tests/tests.mk).
 # test_spawn_steps wraps the system calls a spawn step makes that root
 # cannot be made to fail, to see each failure reported.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_spawn_args.c - the QEMU command line parser (descriptors to keep,
  * -runas / -run-with, -chroot), the uid:gid parser, the -help feature

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_spawn_config.c - the spawn keys of the config file: their
  * defaults, that each one is read, and that every out-of-range or

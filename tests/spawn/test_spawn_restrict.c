@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_spawn_restrict.c - every restriction of a spawn, read back from
  * the kernel: /proc/<pid>/status, limits, fd/, root, ns/ and cgroup of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_spawn_setid.c - no way back into a DM's uid: a device model
  * (tests/progs/setid_planter.c) that tries to leave a set-uid and a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_spawn_steps.c - a spawn step that fails is reported by the parent
  * with the step's name and the child's errno, through the report pipe,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_spawn_threads.c - a threaded caller (libxl callers run several
  * ctxs in threads): while other threads open and close descriptors

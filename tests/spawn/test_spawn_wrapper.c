@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_spawn_wrapper.c - build/libexec/qemu-dm-restrict against a fake
  * QEMU (tests/progs/fake_qemu.c, which prints what it got): arguments

@@ -1,5 +1,5 @@
-# test_prom_writer links the metrics writer of tools/xl-hooks (shared by
+# SPDX-License-Identifier: LGPL-2.1-only
+# test_prom_writer links the metrics writer of tools/xl-hooks/common (shared by
 # xl-reaper audit --prometheus and xl-reaperd), which is not in the
 # library: an extra prerequisite is linked with the suite ($^).
-$(BUILD)/tests/test_prom_writer: $(call obj,tools/xl-hooks/xlr_prom.c)
-$(BUILD)/obj/tests/unit/test_prom_writer.o: CFLAGS_ALL += -Itools/xl-hooks
+$(BUILD)/tests/test_prom_writer: $(call obj,tools/xl-hooks/common/xlr_prom.c)

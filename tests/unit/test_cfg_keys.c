@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_cfg_keys.c - finding each `key =` of an xl.cfg text with its line,
  * the way libxlutil's lexer reads it.

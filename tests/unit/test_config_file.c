@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_config_file.c - reading the config file: every malformed input is
  * refused with the reason, and a refused reload keeps the settings that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_domid.c - parsing a DOMID: table-driven, every kind of bad input.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_host_check.c - xlreaper_host_check's group database walk and its
  * subordinate id line, against tables of the test's own (never the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_proc_status.c - parsing /proc/<pid>/status: what a real task
  * shows, zombies, pending SIGKILL, a DM's hostile name, and malformed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_prom_writer.c - the metrics writer (tools/xl-hooks/xlr_prom.c):
  * the text format, checked by promtool, escaping, a bad name refused

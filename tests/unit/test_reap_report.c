@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_reap_report.c - how a reap's outcome is reported: the line for
  * people and the JSON event for machines (parsed back with yajl).

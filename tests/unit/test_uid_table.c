@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * test_uid_table.c - the uid range, the pet and the gid, against a
  * passwd table of the test's own (never the host's /etc/passwd).

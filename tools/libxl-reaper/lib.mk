@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # The library: build/lib/libxlreaper.a and libxlreaper.so.
 # One library, not a core part and a xen part: the programs link the
 # archive, from which the linker takes only the objects they use, so

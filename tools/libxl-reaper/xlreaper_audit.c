@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_audit.c - proving a host safe: every running DM jailed, every
  * dead domain's uid empty.  Read-only, except that XLREAPER_AUDIT_FIX

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_audit_internal.h - the audit's private pieces: its parsers
  * of /proc text (pure, for table-driven tests), its sources of live

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_audit_proc.c - what the audit reads in /proc: one pass over
  * every task, bucketed later by uid; the host's fork counter that tells

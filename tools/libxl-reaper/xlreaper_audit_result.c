@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_audit_result.c - the audit's result: its checks, their
  * verdict, and the result as JSON (yajl).

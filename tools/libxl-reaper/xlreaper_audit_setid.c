@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_audit_setid.c - the audit's "setid" check: no file on the
  * host leads back into a DM uid or gid.

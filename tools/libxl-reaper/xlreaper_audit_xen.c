@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_audit_xen.c - what the audit asks of Xen: which domains are
  * live, which pid xenstore says is each one's DM, and whether a DM's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_census.c - which DM uids have tasks, in one pass over /proc.
  *

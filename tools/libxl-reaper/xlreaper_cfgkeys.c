@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_cfgkeys.c - listing the keys of an xl.cfg-syntax text.
  *

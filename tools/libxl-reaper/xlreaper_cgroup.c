@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_cgroup.c - the optional per-domain cgroup v2 of a DM.
  *

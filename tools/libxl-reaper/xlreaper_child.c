@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_child.c - what every forked helper child shares: the report
  * pipe that carries (step, errno) to the parent, a bounded wait for it,

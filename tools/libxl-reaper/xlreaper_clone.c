@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_clone.c - starting a helper without copying the caller.
  *

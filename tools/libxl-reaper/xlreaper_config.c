@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_config.c - the config file: xl.cfg syntax, read by libxlutil.
  *

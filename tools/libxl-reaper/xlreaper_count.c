@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_count.c - the kernel's own count of a uid's tasks.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_ctx.c - the context: the caller's logger and the settings.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_dmpid.c - the runas window: a DM outside its uid, in reach.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_fds.c - the descriptors around a spawn: finding the ones open
  * to Xen devices, and keeping our own off 0-2.

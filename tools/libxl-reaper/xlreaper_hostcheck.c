@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_hostcheck.c - can a device model start with the config in
  * force?  What `xl-reaper check` asks before it says "ok".

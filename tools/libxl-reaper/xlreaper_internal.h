@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_internal.h - declarations shared inside the library and with
  * its unit tests.  Nothing here is part of the public interface.

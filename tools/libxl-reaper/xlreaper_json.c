@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_json.c - a reap result as a JSON event, through yajl.
  */

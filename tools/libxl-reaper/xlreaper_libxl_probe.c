@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_libxl_probe.c - libxl 4.20's QEMU option probe: recognising
  * its command line, and running it unchanged.

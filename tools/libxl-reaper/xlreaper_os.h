@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_os.h - the operating systems the library builds for, and a
  * clear refusal everywhere else.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_passwd.c - the host's passwd and group databases, as the
  * library asks them: through NSS (files, LDAP, ...: every source

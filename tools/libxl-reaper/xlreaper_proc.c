@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_proc.c - finding the tasks of a uid in /proc.
  *

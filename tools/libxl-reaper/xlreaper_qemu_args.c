@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_qemu_args.c - what a QEMU command line says that the
  * restriction depends on: the descriptors QEMU is to inherit, and how it

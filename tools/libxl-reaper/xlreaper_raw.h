@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_raw.h - system calls that touch no libc state, for helpers
  * that share the caller's memory.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_sched.c - the reap's scheduling, on a host full of racers.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_setid.c - a DM cannot make a set-uid or set-gid file.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_strbuf.c - a growing string for messages built in pieces
  * (a reap's description, an audit's reasons).

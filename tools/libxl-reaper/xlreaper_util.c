@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_util.c - system call wrappers that loop on EINTR and keep
  * errno, and the clock.

@@ -1,5 +1,12 @@
-# Where libxl-reaper meets xl: the admin CLI, the DM wrapper, the daemon.
-#
+# SPDX-License-Identifier: LGPL-2.1-only
+# Where libxl-reaper meets xl and other toolstacks: one folder per program
+# (xl-reaper/, xl-reaperd/, qemu-dm-restrict/, osstest/), and common/ for
+# what two of them share (the metrics writer, the libxlutil link shim).
+# Each program's rules are in its folder's fragment.
+
+HOOKS := tools/xl-hooks
+CFLAGS_ALL += -I$(HOOKS)/common
+
 # What a start costs (issue 13; bench_start, bench/results/start.md).
 # Linked against every library in PKGS, xl-reaper mapped 20 shared
 # objects: libxenlight and its libxenctrl, libxenguest, libz, liblzma,
@@ -30,95 +37,15 @@
 # way is a libxlutil whose parser does not NEED libxenlight (it calls one
 # trivial function of it): upstream's to do, and then these two lines
 # become -lxlutil again.
-XLR_XEN_CMD_SRCS := tools/xl-hooks/xl_reaper_cmd_destroy.c \
-	tools/xl-hooks/xl_reaper_cmd_audit.c \
-	tools/xl-hooks/xl_reaper_audit_prom.c tools/xl-hooks/xlr_prom.c
-XLR_CORE_SRCS := $(filter-out $(XLR_XEN_CMD_SRCS), \
-	$(wildcard tools/xl-hooks/xl_reaper_*.c))
-# The whole CLI in one process (xl-reaper-xen, and the tests' fakexen).
-XLR_SRCS := $(XLR_CORE_SRCS) $(XLR_XEN_CMD_SRCS)
-XLR_BIN := $(BUILD)/bin/xl-reaper
-XLR_XEN_BIN := $(BUILD)/libexec/xl-reaper/xl-reaper-xen
 
 # Libraries of the programs that must not load libxenlight, and the
 # check that they do not (xlu_cfg_static.c's definition of a libxenlight
 # function would otherwise interpose libxenlight's own).
-CORE_LIBS = -Wl,--as-needed $(call obj,tools/xl-hooks/xlu_cfg_static.c) \
+CORE_LIBS = -Wl,--as-needed $(call obj,$(HOOKS)/common/xlu_cfg_static.c) \
 	-l:libxlutil.a -lxentoollog -lyajl -lpthread
 core_check = @if readelf -d $(1) | grep -Eq 'NEEDED.*lib(xenlight|xlutil|xenctrl)'; \
 	then echo "$(1): loads libxenlight (see hooks.mk)" >&2; rm -f $(1); exit 1; fi
 
-all: $(XLR_BIN) $(XLR_XEN_BIN)
-
-$(XLR_BIN): $(call obj,$(XLR_CORE_SRCS)) $(LIB_A) \
-		$(call obj,tools/xl-hooks/xlu_cfg_static.c)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(call obj,$(XLR_CORE_SRCS)) $(LIB_A) \
-		$(CORE_LIBS)
-	$(call core_check,$@)
-
-$(XLR_XEN_BIN): $(call obj,$(XLR_SRCS)) $(LIB_A)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lpthread
-
-install: install-hooks
-.PHONY: install-hooks
-install-hooks: $(XLR_BIN) $(XLR_XEN_BIN)
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/libexec/xl-reaper
-	install -m 755 $(XLR_BIN) $(DESTDIR)$(PREFIX)/sbin/xl-reaper
-	install -m 755 $(XLR_XEN_BIN) \
-		$(DESTDIR)$(PREFIX)/libexec/xl-reaper/xl-reaper-xen
-
-uninstall: uninstall-hooks
-.PHONY: uninstall-hooks
-uninstall-hooks:
-	rm -f $(DESTDIR)$(PREFIX)/sbin/xl-reaper \
-		$(DESTDIR)$(PREFIX)/libexec/xl-reaper/xl-reaper-xen
-
-# The daemon: build/bin/xl-reaperd (its unit: config/config.mk).
-XLRD_SRCS := $(wildcard tools/xl-hooks/xl_reaperd*.c) tools/xl-hooks/xlr_prom.c
-XLRD_BIN := $(BUILD)/bin/xl-reaperd
-
-all: $(XLRD_BIN)
-
-$(XLRD_BIN): $(call obj,$(XLRD_SRCS)) $(LIB_A)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lpthread
-
-install: install-daemon
-.PHONY: install-daemon
-install-daemon: $(XLRD_BIN)
-	install -d $(DESTDIR)$(PREFIX)/sbin
-	install -m 755 $(XLRD_BIN) $(DESTDIR)$(PREFIX)/sbin/xl-reaperd
-
-uninstall: uninstall-daemon
-.PHONY: uninstall-daemon
-uninstall-daemon:
-	rm -f $(DESTDIR)$(PREFIX)/sbin/xl-reaperd
-
-# The device model xl runs (device_model_override): see qemu_dm_restrict.c.
-QDR_BIN := $(BUILD)/libexec/qemu-dm-restrict
-
-all: $(QDR_BIN)
-
-# Linked as xl-reaper is, without libxenlight: it starts every DM.
-$(QDR_BIN): $(call obj,tools/xl-hooks/qemu_dm_restrict.c) $(LIB_A) \
-		$(call obj,tools/xl-hooks/xlu_cfg_static.c)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS_ALL) -o $@ $(call obj,tools/xl-hooks/qemu_dm_restrict.c) \
-		$(LIB_A) $(CORE_LIBS)
-	$(call core_check,$@)
-
-install: install-qemu-dm-restrict
-.PHONY: install-qemu-dm-restrict
-install-qemu-dm-restrict: $(QDR_BIN)
-	install -d $(DESTDIR)$(PREFIX)/libexec/xl-reaper
-	install -m 755 $(QDR_BIN) \
-		$(DESTDIR)$(PREFIX)/libexec/xl-reaper/qemu-dm-restrict
-
-# The directory goes last, and only if empty: nothing else of ours is left.
-uninstall: uninstall-qemu-dm-restrict
-.PHONY: uninstall-qemu-dm-restrict
-uninstall-qemu-dm-restrict: uninstall-hooks
-	rm -f $(DESTDIR)$(PREFIX)/libexec/xl-reaper/qemu-dm-restrict
-	rmdir $(DESTDIR)$(PREFIX)/libexec/xl-reaper 2>/dev/null || true
+include $(HOOKS)/xl-reaper/xl-reaper.mk
+include $(HOOKS)/xl-reaperd/xl-reaperd.mk
+include $(HOOKS)/qemu-dm-restrict/qemu-dm-restrict.mk

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # (1) xl create with device_model_override = our wrapper and dm_restrict=1:
 # the domain runs, the DM is the real QEMU exec'd in place under uid
 # base + domid with the image's libxl's chroot and uid options, libxl

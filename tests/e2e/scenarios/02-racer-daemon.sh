@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # (2) A fork racer under the DM's uid (a compromised QEMU) survives a plain
 # kill of the DM pid; `xl destroy` with xl-reaperd running leaves the uid
 # empty by the kernel's count within 2 s.

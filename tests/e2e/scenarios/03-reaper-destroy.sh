@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # (3) `xl-reaper destroy` alone, with no daemon: the domain is destroyed
 # and the fork racer under its DM uid is dead, the uid empty within 2 s.
 . /e2e/lib.sh

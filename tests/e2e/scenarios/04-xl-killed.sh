@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # (4) xl is SIGKILLed in the middle of destroy with the daemon down: its uid
 # reaper dies while waiting for the reaper lock, upstream 4.17 destroys the
 # domain anyway, and a fork racer (often the DM too) outlives it (Xen keeps the

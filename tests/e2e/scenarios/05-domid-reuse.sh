@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # (5) domid reuse: create with a fixed domid, destroy, create again with the
 # same domid at once. The old DM's racer is dead before the new DM starts,
 # and the new DM is untouched by the old domain's cleanup (libxl's and the

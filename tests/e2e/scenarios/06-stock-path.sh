@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # (6) The stock upstream path, no wrapper: libxl starts QEMU with -runas
 # (4.17) or -run-with user= (4.20) itself. Records what that DM looks like
 # (command line, ids, threads), then knocks out libxl's own uid reaper

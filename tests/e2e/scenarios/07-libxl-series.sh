@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # (7) The libxl series (docs/libxl-patches/) on real Xen: this
 # scenario's libxenlight is the image's Debian one rebuilt with the
 # image's series (E2E_LIBXL_SERIES: stable-4.17 on Debian 12, stable-4.20

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # e2e-boot: systemd
 # (8) The package as an admin runs it, with systemd as PID 1: dpkg -i (in
 # dom0-init, with Xen up) installed the unit in Debian's unit directory,

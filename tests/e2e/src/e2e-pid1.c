@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * e2e-pid1: PID 1 of the test dom0. Runs the init script (argv[1], default
  * /e2e/dom0-init) and reaps every orphan at once: a zombie still counts

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * fork-racer: what a compromised device model does to outrun kill(pid):
  * each generation forks and exits at once, so its pid is never the same

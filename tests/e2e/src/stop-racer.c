@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * stop-racer: a compromised device model that fights its reaper. Each
  * generation first sends SIGSTOP to every process it may signal, that is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * uid-empty UID [WAIT_MS]: is there no task at all, live or zombie, under
  * UID? Asks the kernel's per-user task count rather than /proc, which a

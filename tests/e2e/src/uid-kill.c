@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * uid-kill UID PET: the test harness's own cleanup between scenarios, so
  * that a failed scenario cannot leave a fork racer burning the (emulated)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper.h - make a Xen guest's device model unable to outlive its domain.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * create-domid [--no-vkb] NAME DOMID [DM_OVERRIDE]: create and unpause the
  * issue's minimal dm_restrict HVM guest with a chosen domid, through

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: LGPL-2.1-only
 # tests/osstest/stub/Osstest/TestSupport.pm - stand-ins for the parts of
 # osstest's Osstest::TestSupport that ts-xl-reaper-audit uses, with the
 # same signatures and the same behaviour where the step relies on it:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * qemu_dm_restrict.c - qemu-dm-restrict, the device model xl runs: it
  * restricts itself with libxlreaper's plan and execs QEMU in place.

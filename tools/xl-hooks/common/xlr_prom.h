@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlr_prom.h - metrics in Prometheus' text exposition format, as
  * node_exporter's textfile collector reads them, and the file they go

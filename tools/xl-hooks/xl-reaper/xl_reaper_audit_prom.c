@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaper_audit_prom.c - `xl-reaper audit --prometheus`: the audit as
  * metrics for node_exporter's textfile collector (xlr_prom.h writes

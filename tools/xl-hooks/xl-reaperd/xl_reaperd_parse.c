@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaperd_parse.c - what the daemon believes of the values xenstore
  * hands it: a device-model-kill-uid node and a watch event's token.

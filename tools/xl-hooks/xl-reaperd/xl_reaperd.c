@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaperd.c - xl-reaperd [--config FILE] [--events FILE] [-v]
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaper_cmd_spawn.c - `xl-reaper spawn [--reap-stale] DOMID -- PROG
  * [ARG...]`: everything is validated before any process is touched; then

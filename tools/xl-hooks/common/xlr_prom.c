@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlr_prom.c - Prometheus' text format, and its file replaced
  * atomically (xlr_prom.h).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaper.h - the admin CLI's shared pieces: its state, its commands
  * and its exit codes.  One file per command (xl_reaper_cmd_*.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaper_cmd_uid.c - `xl-reaper uid DOMID | --pet`.
  */

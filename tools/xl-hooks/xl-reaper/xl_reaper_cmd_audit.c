@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaper_cmd_audit.c - `xl-reaper audit [--tap | --json |
  * --prometheus | --prometheus-file FILE] [--fix] [--probe-all]

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaper_common.c - what the CLI's commands share: one form for every
  * message about the user's own mistakes, and the DOMID argument.

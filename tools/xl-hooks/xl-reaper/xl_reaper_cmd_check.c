@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaper_cmd_check.c - `xl-reaper check`: the config and the uid
  * range were validated on load; then what a device model needs to start

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaper_cmd_status.c - `xl-reaper status DOMID`: what runs under a
  * DM uid, by /proc and by the kernel's own count.  Changes nothing, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaper_main.c - xl-reaper, the admin CLI:
  *   xl-reaper [--config FILE] [--json] [-v] COMMAND ...

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlu_cfg_static.c - what libxlutil's config parser needs from
  * libxenlight when it is linked statically (tools/xl-hooks/hooks.mk:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaper_xen_handoff.c - the commands that need libxenlight (destroy,
  * audit) run in a second binary, xl-reaper-xen.

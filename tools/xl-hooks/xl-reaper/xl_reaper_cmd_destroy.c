@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaper_cmd_destroy.c - `xl-reaper destroy DOMID`: destroy the
  * domain through libxl, then reap its DM uid and verify.  For operators

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaperd.h - xl-reaperd, the daemon that reaps the DM uid of every
  * domain that dies: its state and the parts of it, one file each.

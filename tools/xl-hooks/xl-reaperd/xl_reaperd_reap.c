@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaperd_reap.c - reaping the DM uids of dead domains.
  *

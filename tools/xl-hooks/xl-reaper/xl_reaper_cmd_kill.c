@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaper_cmd_kill.c - `xl-reaper kill DOMID`: reap and verify.
  * Exit 0 only when no live task of the uid remains.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xl_reaperd_metrics.c - the daemon's metrics file, for node_exporter's
  * textfile collector: what it reaped and how that ended, how long reaps

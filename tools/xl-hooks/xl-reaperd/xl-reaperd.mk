@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: LGPL-2.1-only
+# The daemon: build/bin/xl-reaperd (its unit: config/config.mk).
+XLRD_SRCS := $(wildcard $(HOOKS)/xl-reaperd/*.c) $(HOOKS)/common/xlr_prom.c
+XLRD_BIN := $(BUILD)/bin/xl-reaperd
+
+all: $(XLRD_BIN)
+
+$(XLRD_BIN): $(call obj,$(XLRD_SRCS)) $(LIB_A)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lpthread
+
+install: install-daemon
+.PHONY: install-daemon
+install-daemon: $(XLRD_BIN)
+	install -d $(DESTDIR)$(PREFIX)/sbin
+	install -m 755 $(XLRD_BIN) $(DESTDIR)$(PREFIX)/sbin/xl-reaperd
+
+uninstall: uninstall-daemon
+.PHONY: uninstall-daemon
+uninstall-daemon:
+	rm -f $(DESTDIR)$(PREFIX)/sbin/xl-reaperd
+

@@ -413,7 +413,7 @@ int main(void)
     bench_init("bench_race");
     trials = bench_env("TRIALS", 100);
     /* BENCH_SLOW_INIT=1: no nursery, so the racer's zombies wait for
-     * this machine's PID 1 (slow: FINDINGS.md), as on a host whose init
+     * this machine's PID 1 (slow: docs/facts.md F5), as on a host whose init
      * reaps late. */
     slow_init = bench_env("SLOW_INIT", 0) != 0;
     budget_us = (uint64_t)bench_env("BUDGET_MS", 500) * 1000u;

@@ -11,7 +11,7 @@
  * The uid range, cheaply.  One pass over /proc buckets every task by
  * the watched uid it carries (the range, the pet, the shared user).  A
  * pass can miss a fork racer: each generation lives shorter than the
- * pass takes to reach it (FINDINGS.md).  But a task is missed only if it
+ * pass takes to reach it (docs/facts.md F2).  But a task is missed only if it
  * came into being during the pass: readdir of /proc lists every pid
  * that exists for the whole of it, and a task of the range cannot
  * change to another uid of the range without privilege.  The kernel

@@ -281,12 +281,12 @@ int xlreaper__xenfd_probe(pid_t pid, int fd, const xlreaper__xendev_node *node,
 
 /*
  * libxenstore has no timeout: a xenstored that accepts and never
- * answers blocks xs_read forever (FINDINGS.md: Debian's crashes on the
- * first request without a hypervisor).  So the reads run in a thread of
- * their own that the audit waits for at most timeout_ms; on timeout the
- * thread is left to finish (or block) on its own, and whichever of the
- * two lets go last frees the job.  Cancelling it instead could leave
- * libxenstore's mutexes held.
+ * answers blocks xs_read forever (and Debian's crashes on the first
+ * request without a hypervisor: docs/facts.md F6).  So the reads run
+ * in a thread of their own that the audit waits for at most
+ * timeout_ms; on timeout the thread is left to finish (or block) on
+ * its own, and whichever of the two lets go last frees the job.
+ * Cancelling it instead could leave libxenstore's mutexes held.
  */
 typedef struct {
     pthread_mutex_t lock;

@@ -6,7 +6,7 @@
  * probe (two forks) per uid, 32751 of them; one pass over /proc that
  * buckets every task by uid costs a read per task on the host.  The
  * pass is a hint, not a verdict: a fork racer's generations can live
- * shorter than the pass (FINDINGS.md), so a uid that looks empty may
+ * shorter than the pass (docs/facts.md F2), so a uid that looks empty may
  * not be.  A uid that looks busy is confirmed by xlreaper_reap, which
  * asks the kernel before it kills.  Zombies are counted apart: a racer
  * leaves a trail of them that a pass sees more easily than the racer,

@@ -5,7 +5,7 @@
  * libxlutil checks the syntax and converts values; the ranges, the key
  * names and the uid range against passwd are checked here, because
  * libxlutil accepts 0, huge numbers and unknown keys without a word
- * (FINDINGS.md).  Every key is in keys[] below, once.
+ * (docs/facts.md F7).  Every key is in keys[] below, once.
  */
 #include <fcntl.h>
 #include <limits.h>

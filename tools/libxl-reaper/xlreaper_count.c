@@ -17,7 +17,8 @@
  * pid space) can be mistaken for a busy uid, and there is no second
  * task to stop.  A real uid 0 is exempt from the rule; capabilities,
  * on kernels that once checked them in set_user, are shed before the
- * real uid changes.  Measured: about 0.04 ms a question (FINDINGS.md).
+ * real uid changes (docs/facts.md F4).  What a question costs is in
+ * bench/RESULTS.md (bench_parts, the kernel-count probe).
  *
  * What the count cannot see: a task of uid inside a user namespace
  * created by another uid is charged to that uid's namespace owner
@@ -25,9 +26,9 @@
  * reap keeps /proc as its witness then).
  *
  * The asking task has (uid, uid, 0) while it asks.  The saved uid 0 is
- * the seed article's asymmetry: a task of uid can neither prlimit() it
- * to raise its limit and pass a busy uid as empty, nor ptrace it (both
- * need all three ids to match).  It can signal it, which the parent's
+ * the asymmetry of the uid table in xlreaper_reap.c: a task of uid can
+ * neither prlimit() it to raise its limit and pass a busy uid as empty,
+ * nor ptrace it (both need all three ids to match).  It can signal it, which the parent's
  * bounded wait (xlreaper_child.c) turns into "busy".
  */
 #include <signal.h>

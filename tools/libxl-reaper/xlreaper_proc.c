@@ -3,7 +3,7 @@
  * xlreaper_proc.c - finding the tasks of a uid in /proc.
  *
  * A scan is a witness only after the kill: before it, a fork racer's
- * generations live shorter than the scan takes (FINDINGS.md).  After
+ * generations live shorter than the scan takes (docs/facts.md F2).  After
  * kill(-1) no task of the uid can fork or clone (the kernel refuses a
  * fork with a fatal signal pending), so a later scan sees every task
  * that is left.  Threads are tasks with their own credentials, so each

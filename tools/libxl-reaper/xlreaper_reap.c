@@ -24,7 +24,7 @@
  * kill(-1) walks the task list holding the tasklist lock, and fork()
  * re-checks for a pending fatal signal under that lock, so no child of a
  * fork racer is born unsignalled.  Its return value is 0 whenever any
- * other process exists, so it proves nothing (FINDINGS.md).
+ * other process exists, so it proves nothing (docs/facts.md F1).
  *
  * The verification: kill first, then count, inside the killer.  After
  * its kill(-1) the killer takes the DM uid as its real uid and asks the

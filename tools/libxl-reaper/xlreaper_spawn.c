@@ -790,7 +790,7 @@ static void fail_step(const spawn_run *run, int *step_r, int *err_r,
  * uid meanwhile.
  *
  * During the check the child is (uid, uid, 0): the saved uid 0 is the
- * asymmetry of the seed article: a task of the uid, which is there
+ * asymmetry of xlreaper_reap.c's uid table: a task of the uid, which is there
  * exactly when the check fails, can neither prlimit() the child to raise
  * its limit and pass a busy uid as empty, nor ptrace it (both need all
  * three uids to match), whatever fs.suid_dumpable says.  It can kill it,

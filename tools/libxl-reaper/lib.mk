@@ -4,7 +4,7 @@
 # archive, from which the linker takes only the objects they use, so
 # xl-reaper never pulls xlreaper_audit_xen.o's libxl calls (hooks.mk);
 # and a separate core .so would still load libxenlight through Debian's
-# libxlutil.so, which NEEDs it (issue 13: no gain, measured).
+# libxlutil.so, which NEEDs it (no gain: bench/results/start.md).
 LIB_SRCS := $(wildcard tools/libxl-reaper/*.c)
 LIB_OBJS := $(call obj,$(LIB_SRCS))
 LIB_A := $(BUILD)/lib/libxlreaper.a

@@ -2,11 +2,12 @@
 /*
  * xlreaper_sched.c - the reap's scheduling, on a host full of racers.
  *
- * Measured (bench_lock): with 64 fork racers on 2 CPUs, a reaper at the
- * default priority waits a whole scheduling period (64 runnable tasks
- * of 3 ms) at every wake-up, and so does each task it has just killed
- * before it can finish exiting: 64 reaps took 34 s one after another,
- * and 64 at once missed their deadlines.  So:
+ * With dozens of fork racers on a few CPUs, a reaper at the default
+ * priority waits a whole scheduling period at every wake-up, and so
+ * does each task it has just killed before it can finish exiting: one
+ * after another the reaps take seconds each, and at once they miss
+ * their deadlines (bench_lock; the figures are in bench/RESULTS.md,
+ * "Measurements behind the design").  So:
  *
  *  - the calling thread runs at nice -20 for the length of one reap,
  *    lock wait included, so that it notices a free lock at once and is
@@ -24,10 +25,10 @@
  *    finds.  A live DM task so runs at nice -20 for the few
  *    microseconds until the kill (a fork racer's children inherit it,
  *    and die with it); a task with SIGKILL pending runs no user code
- *    again, so the boost buys nothing but its exit.  Measured with 64
- *    fork racers (bench_lock): the renice after the kill came only
- *    after the killer had reported, by when most reaps had paid a
- *    second round for tasks still waiting for a slice to exit.
+ *    again, so the boost buys nothing but its exit.  A renice after
+ *    the kill came only after the killer had reported, by when most
+ *    reaps had paid a second round for tasks still waiting for a slice
+ *    to exit (bench_lock, bench/RESULTS.md).
  *
  * Neither is needed for the argument that the kill is complete; all
  * need CAP_SYS_NICE, and without it the reap runs as it is, slower.

@@ -7,31 +7,29 @@
 HOOKS := tools/xl-hooks
 CFLAGS_ALL += -I$(HOOKS)/common
 
-# What a start costs (issue 13; bench_start, bench/results/start.md).
-# Linked against every library in PKGS, xl-reaper mapped 20 shared
-# objects: libxenlight and its libxenctrl, libxenguest, libz, liblzma,
-# libzstd, ...  That took about 3 ms of each start on this VM, as much
-# as the whole bare exec'd kill it verifies.  Only destroy, audit and
-# the daemon call libxenlight.  So:
+# What a start costs (bench_start; the figures are in
+# bench/results/start.md and bench/RESULTS.md, "Measurements behind the
+# design").  Linked against every library in PKGS, xl-reaper mapped 20
+# shared objects: libxenlight and its libxenctrl, libxenguest and their
+# compression libraries, which cost as much of each start as the whole
+# bare exec'd kill it verifies.  Only destroy, audit and the daemon call
+# libxenlight.  So:
 # - xl-reaper (uid, spawn, kill, status, check) and qemu-dm-restrict are
 #   linked without libxenlight and libxenstore.  They must parse the
 #   config with libxlutil, and Debian's libxlutil.so NEEDs libxenlight:
 #   a dynamic libxlutil maps all of it whatever is called, so splitting
-#   the commands or our library alone gains nothing (measured: 8.80 ms
-#   against 8.85 ms).  libxlutil alone is linked statically
-#   (-l:libxlutil.a: the linker takes only its parser, libxlu_cfg*.o),
-#   with the one libxenlight function that parser refers to
-#   (xlu_cfg_static.c).  libxentoollog and libyajl stay shared: static
-#   too saved 0.3 ms of 5.9, within the noise, and each static copy is
+#   the commands or our library alone gains nothing.  libxlutil alone is
+#   linked statically (-l:libxlutil.a: the linker takes only its parser,
+#   libxlu_cfg*.o), with the one libxenlight function that parser refers
+#   to (xlu_cfg_static.c).  libxentoollog and libyajl stay shared:
+#   static too saved nothing outside the noise, and each static copy is
 #   one more library a Debian security update would not reach.  -z now
-#   against lazy binding, and -O1, made no difference (5.93 / 5.95 ms).
-#   --as-needed drops what the archive objects taken do not use.
+#   against lazy binding, and -O1, made no difference.  --as-needed
+#   drops what the archive objects taken do not use.
 # - destroy and audit live in xl-reaper-xen (libexec/xl-reaper/), linked
 #   as before (all of PKGS, shared); xl-reaper execs it for those two
 #   commands before it loads anything (xl_reaper_xen_handoff.c): one
 #   exec more on paths that then set up libxl anyway.
-# Result, same run: `xl-reaper uid` 8.98 -> 6.08 ms, `kill` on an empty
-# uid 12.89 -> 9.65 ms, against 3.01 ms for the bare exec'd killer.
 # Debian: static linking of libxlutil.a is frowned on; the package would
 # need Built-Using: xen and a rebuild on each libxlutil fix.  The clean
 # way is a libxlutil whose parser does not NEED libxenlight (it calls one

@@ -502,6 +502,29 @@ _hidden int xlreaper__fd_above_stdio(int fd);
  * that must hold the lock until execve. */
 _hidden int xlreaper__lock_fd(const xlreaper_lock *lock);
 
+/* Lets go of the flock, keeping the object (and its wait_us); the ctx no
+ * longer holds it.  Retake takes it again, waiting until deadline
+ * (xlreaper__now_us's clock): 0, _LOCK_TIMEOUT (logged unless quiet)
+ * or _FAIL; 0 at once when it is held. */
+_hidden void xlreaper__lock_drop(xlreaper_lock *lock);
+_hidden int xlreaper__lock_retake(xlreaper_lock *lock, uint64_t deadline,
+                                  bool quiet);
+/* A reap's mark on uid, held from its first round to its verdict
+ * (xlreaper_lock.c says why): *fd_r keeps it; unmark closes it. */
+_hidden int xlreaper__reaping_mark(xlreaper_ctx *ctx, uid_t uid, int *fd_r);
+_hidden void xlreaper__reaping_unmark(int fd);
+/* Under lock: whether any reap has uid marked.  0 or _FAIL. */
+_hidden int xlreaper__reaping_marked(xlreaper_ctx *ctx,
+                                     const xlreaper_lock *lock, uid_t uid,
+                                     bool *marked_r);
+/* The lock held (taken, or *lock_r retaken), with no reap of uid under
+ * way: what starts a task in uid calls this.  Waits at most
+ * lock_timeout_ms for both.  0, _BUSY (still being reaped: logged),
+ * _LOCK_TIMEOUT, _FAIL, _NOMEM; on failure *lock_r may be set and not
+ * held: release it. */
+_hidden int xlreaper__lock_acquire_unmarked(xlreaper_ctx *ctx, uid_t uid,
+                                            xlreaper_lock **lock_r);
+
 /* 0 when path is a directory on a cgroup2 file system, else _INVAL. */
 _hidden int xlreaper__cgroup_check(xlreaper_ctx *ctx, uint32_t domid,
                                    const char *path);

@@ -9,6 +9,40 @@
  * is being killed.  The file is the one upstream libxl's own uid reaper
  * flocks, so libxl and this project never kill at the same time either.
  *
+ * Rounds, not reaps.  A reap holds the lock for one round at a time:
+ * its kill(-1) and the count after it, microseconds to a few
+ * milliseconds, and not while it waits for dying or stuck tasks between
+ * rounds; the next round takes it again.  A uid whose tasks never die
+ * (one stuck in D state on a FUSE request or a dead NFS server) so
+ * costs the host one round's hold now and then, where a reap that held
+ * the lock for its whole reap_timeout_ms, over a dozen such uids, held
+ * it all the time and no DM could be started or reaped.  libxl's rule
+ * still holds:
+ *  - No two killers with the pet uid at once: every killer, from its
+ *    start to its reaping by us, runs inside one hold, whatever a reap
+ *    does between its rounds.
+ *  - No DM born into a uid being killed.  A spawn checks that the uid
+ *    is empty and starts the DM (the execve of exec mode; a runas QEMU
+ *    recorded for the reap) inside one hold.  A reap marks its uid
+ *    inside its first hold, before its first kill, and keeps the mark
+ *    until its verdict: an OFD lock on the byte at offset uid of this
+ *    file (xlreaper__reaping_mark), which dies with the reap if the
+ *    reap is killed.  A spawn, inside its hold and before its check,
+ *    waits while the mark is held (xlreaper__lock_acquire_unmarked).
+ *    The spawn's hold comes before the reap's first hold, and the DM is
+ *    born before the reap begins: the reap kills it as any DM of the
+ *    uid; or after it, and before the verdict: the spawn sees the mark
+ *    and waits, at most lock_timeout_ms ("busy"); or after the verdict:
+ *    a new DM in a reaped uid.  Without the mark a round could leave
+ *    dying tasks, a spawn between rounds find them gone and start its
+ *    DM, and the next round kill it.
+ *  - Upstream libxl's own reaper flocks this file for its whole kill
+ *    and knows nothing of the marks (OFD locks and flock are separate
+ *    locks on Linux): it and our killers still never overlap.
+ * A caller that holds the lock across a reap (to check, under it, that
+ * the domid was not reused) hands it over (XLREAPER_REAP_LOCK_ROUNDS):
+ * its check and the mark fall in the same hold.
+ *
  * Anyone who can open the file can flock it, and so stall every reap:
  * it is kept root-only (0600, in a 0700 directory when we create one).
  *
@@ -138,23 +172,22 @@ static void wait_release(int ino, uint64_t left_us, uint64_t *pause_us)
         *pause_us *= 2;
 }
 
-int xlreaper_lock_acquire(xlreaper_ctx *ctx, xlreaper_lock **lock_r)
+/* flock on a fresh descriptor of the lock file, waiting until
+ * deadline (xlreaper__now_us's clock).  0 with *fd_r, _LOCK_TIMEOUT
+ * (logged unless quiet) or _FAIL. */
+static int lock_take(xlreaper_ctx *ctx, uint64_t deadline, bool quiet,
+                     int *fd_r)
 {
     const xlreaper_config *cfg = ctx->cfg;
-    uint64_t start, deadline, pause_us = 500;
-    xlreaper_lock *lock;
+    uint64_t pause_us = 500;
     bool ino_failed = false;
     int fd = -1, ino = -1, rc;
 
-    if (!cfg)
-        return XLREAPER_ERROR_INVAL;
     rc = open_lock_file(ctx, cfg->lock_file, &fd);
     if (rc)
         return rc;
 
     /* Bounded without signals: see the top of this file. */
-    start = xlreaper__now_us();
-    deadline = start + (uint64_t)cfg->lock_timeout_ms * 1000u;
     for (;;) {
         uint64_t now;
 
@@ -169,10 +202,11 @@ int xlreaper_lock_acquire(xlreaper_ctx *ctx, xlreaper_lock **lock_r)
         }
         now = xlreaper__now_us();
         if (now >= deadline) {
-            LOG(ERROR,
-                "timed out after %u ms waiting for the reaper lock %s "
-                "(another reaper, ours or libxl's, holds it)",
-                cfg->lock_timeout_ms, cfg->lock_file);
+            if (!quiet)
+                LOG(ERROR,
+                    "timed out after %u ms waiting for the reaper lock %s "
+                    "(another reaper, ours or libxl's, holds it)",
+                    cfg->lock_timeout_ms, cfg->lock_file);
             rc = XLREAPER_ERROR_LOCK_TIMEOUT;
             goto fail;
         }
@@ -193,6 +227,30 @@ int xlreaper_lock_acquire(xlreaper_ctx *ctx, xlreaper_lock **lock_r)
     }
     if (ino >= 0)
         close(ino);
+    *fd_r = fd;
+    return 0;
+
+fail:
+    if (ino >= 0)
+        close(ino);
+    close(fd);
+    return rc;
+}
+
+int xlreaper_lock_acquire(xlreaper_ctx *ctx, xlreaper_lock **lock_r)
+{
+    const xlreaper_config *cfg = ctx->cfg;
+    xlreaper_lock *lock;
+    uint64_t start;
+    int fd = -1, rc;
+
+    if (!cfg)
+        return XLREAPER_ERROR_INVAL;
+    start = xlreaper__now_us();
+    rc = lock_take(ctx, start + (uint64_t)cfg->lock_timeout_ms * 1000u, false,
+                   &fd);
+    if (rc)
+        return rc;
 
     lock = malloc(sizeof(*lock));
     if (!lock) {
@@ -208,12 +266,31 @@ int xlreaper_lock_acquire(xlreaper_ctx *ctx, xlreaper_lock **lock_r)
         ctx->held = lock;
     *lock_r = lock;
     return 0;
+}
 
-fail:
-    if (ino >= 0)
-        close(ino);
-    close(fd);
-    return rc;
+void xlreaper__lock_drop(xlreaper_lock *lock)
+{
+    if (lock->ctx->held == lock)
+        lock->ctx->held = NULL;
+    xlreaper__close_keep_errno(lock->fd); /* drops the flock */
+    lock->fd = -1;
+}
+
+int xlreaper__lock_retake(xlreaper_lock *lock, uint64_t deadline, bool quiet)
+{
+    xlreaper_ctx *ctx = lock->ctx;
+    int rc;
+
+    if (lock->fd >= 0)
+        return 0;
+    rc = lock_take(ctx, deadline, quiet, &lock->fd);
+    if (rc) {
+        lock->fd = -1;
+        return rc;
+    }
+    if (!ctx->held)
+        ctx->held = lock;
+    return 0;
 }
 
 void xlreaper_lock_release(xlreaper_lock *lock)
@@ -222,7 +299,8 @@ void xlreaper_lock_release(xlreaper_lock *lock)
         return;
     if (lock->ctx->held == lock)
         lock->ctx->held = NULL;
-    close(lock->fd); /* drops the flock */
+    if (lock->fd >= 0)
+        close(lock->fd); /* drops the flock */
     free(lock);
 }
 
@@ -234,4 +312,100 @@ int xlreaper__lock_fd(const xlreaper_lock *lock)
 uint64_t xlreaper_lock_wait_us(const xlreaper_lock *lock)
 {
     return lock ? lock->wait_us : 0;
+}
+
+/* ---------- "this uid is being reaped" ---------- */
+
+/* A byte of the lock file per uid, at offset uid, for OFD locks: those
+ * and flock are separate locks on Linux, so libxl's flock of the file
+ * neither sees nor disturbs them, and they need no file per uid. */
+static void uid_byte(struct flock *fl, short type, uid_t uid)
+{
+    memset(fl, 0, sizeof(*fl));
+    fl->l_type = type;
+    fl->l_whence = SEEK_SET;
+    fl->l_start = (off_t)uid;
+    fl->l_len = 1;
+}
+
+int xlreaper__reaping_mark(xlreaper_ctx *ctx, uid_t uid, int *fd_r)
+{
+    struct flock fl;
+    int fd = -1, rc;
+
+    rc = open_lock_file(ctx, ctx->cfg->lock_file, &fd);
+    if (rc)
+        return rc;
+    /* Shared: two reaps of one uid may overlap (their rounds take
+     * turns under the lock); only a spawn asks whether any holds it. */
+    uid_byte(&fl, F_RDLCK, uid);
+    if (fcntl(fd, F_OFD_SETLK, &fl) < 0) {
+        LOGE(ERROR, "marking uid %lu as being reaped (%s)", (unsigned long)uid,
+             ctx->cfg->lock_file);
+        close(fd);
+        return XLREAPER_ERROR_FAIL;
+    }
+    *fd_r = fd;
+    return 0;
+}
+
+void xlreaper__reaping_unmark(int fd)
+{
+    xlreaper__close_keep_errno(fd); /* drops the OFD lock */
+}
+
+int xlreaper__reaping_marked(xlreaper_ctx *ctx, const xlreaper_lock *lock,
+                             uid_t uid, bool *marked_r)
+{
+    struct flock fl;
+
+    /* The lock's own descriptor holds no OFD lock: any held is a
+     * reap's. */
+    uid_byte(&fl, F_WRLCK, uid);
+    if (fcntl(lock->fd, F_OFD_GETLK, &fl) < 0) {
+        LOGE(ERROR, "asking whether uid %lu is being reaped",
+             (unsigned long)uid);
+        return XLREAPER_ERROR_FAIL;
+    }
+    *marked_r = fl.l_type != F_UNLCK;
+    return 0;
+}
+
+int xlreaper__lock_acquire_unmarked(xlreaper_ctx *ctx, uid_t uid,
+                                    xlreaper_lock **lock_r)
+{
+    uint64_t deadline =
+        xlreaper__now_us() + (uint64_t)ctx->cfg->lock_timeout_ms * 1000u;
+    uint64_t pause_us = 500;
+    xlreaper_lock *lock = *lock_r;
+    bool marked;
+    int rc;
+
+    if (!lock) {
+        rc = xlreaper_lock_acquire(ctx, &lock);
+        if (rc)
+            return rc;
+        *lock_r = lock;
+    }
+    for (;;) {
+        rc = xlreaper__lock_retake(lock, deadline, false);
+        if (rc)
+            return rc;
+        rc = xlreaper__reaping_marked(ctx, lock, uid, &marked);
+        if (rc || !marked)
+            return rc;
+        /* A reap of the uid is between two rounds: it owns the uid
+         * until its verdict.  Its rounds need the lock. */
+        xlreaper__lock_drop(lock);
+        if (xlreaper__now_us() + pause_us >= deadline) {
+            LOG(ERROR,
+                "uid %lu was being reaped for all of lock_timeout_ms (%u "
+                "ms): not starting anything in it",
+                (unsigned long)uid, ctx->cfg->lock_timeout_ms);
+            return XLREAPER_ERROR_BUSY;
+        }
+        xlreaper__sleep_us(pause_us);
+        if (pause_us < 16000)
+            pause_us *= 2;
+    }
 }

@@ -87,6 +87,7 @@ static const char *killer_step_name(int step)
 
 typedef struct {
     uid_t pet, target;
+    bool settle; /* look again while the count is not 0 (first round) */
 } killer_args;
 
 /* After its kill the killer looks again, 50 us apart and then twice as
@@ -147,7 +148,7 @@ killer_child(int wfd, void *arg)
         n = xlreaper__nproc_others(target, XLREAPER__NPROC_MAX);
         if (n < 0)
             xlreaper__child_fail(wfd, KILLER_COUNT, (int)-n, target);
-        if (!n || i == KILLER_SETTLE_LOOKS)
+        if (!n || i == KILLER_SETTLE_LOOKS || !a->settle)
             break;
         xlreaper__raw(SYS_nanosleep, &ts, NULL, 0);
     }
@@ -162,9 +163,9 @@ killer_child(int wfd, void *arg)
  * reach did it: see the scan); _INVAL when the pet runs tasks; _FAIL.
  */
 static int kill_round(xlreaper_ctx *ctx, uint32_t domid, uid_t pet, uid_t uid,
-                      uint64_t deadline, long *left_r)
+                      bool settle, uint64_t deadline, long *left_r)
 {
-    killer_args a = { .pet = pet, .target = uid };
+    killer_args a = { .pet = pet, .target = uid, .settle = settle };
     xlreaper__child_report rep;
     xlreaper__helper_end end;
     bool reported;
@@ -334,9 +335,28 @@ static unsigned count_distinct(tid_set *seen)
  * reaps is reported after it, not after the whole reap_timeout_ms. */
 #define ZOMBIE_PARENT_GRACE_US 200000
 
+/* The global lock as the rounds hold it: for each round's kill and
+ * count only when per_round (xlreaper_lock.c says why that is safe),
+ * else throughout (a caller's lock it may not let go). */
+typedef struct {
+    xlreaper_lock *lock;
+    bool per_round;
+} round_lock;
+
+/* The verdict when no further round can be made by the deadline: a
+ * round cut short proves nothing, so the last one stands. */
+static xlreaper_outcome last_verdict(const xlreaper_reap_result *res,
+                                     bool sound, long left, unsigned seen)
+{
+    return res->live.num || res->stuck.num || !sound || left < 0 ||
+                   (!seen && left != 0)
+               ? XLREAPER_OUTCOME_REMAIN
+               : XLREAPER_OUTCOME_ZOMBIES;
+}
+
 static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
                        unsigned flags, xlreaper_reap_result *res,
-                       uint64_t deadline)
+                       const round_lock *rl, uint64_t deadline)
 {
     const xlreaper_config *cfg = ctx->cfg;
     bool wait_empty = flags & XLREAPER_REAP_WAIT_EMPTY;
@@ -344,19 +364,34 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
     tid_set seen = { 0 };
     uint64_t pause_us = 200, first = xlreaper__now_us();
     unsigned shortfalls = 0;
+    bool sound = true;
+    long left = -1;
     scan_view v;
     int rc;
 
     xlreaper_task_list_init(&scan);
     for (;;) {
-        bool sound = true, fell_short;
-        long left;
+        bool fell_short;
+        uint64_t kdeadline;
+
+        /* A later round waits for the lock no longer than the reap
+         * may take: then the last round's verdict stands. */
+        if (res->rounds && rl->per_round) {
+            rc = xlreaper__lock_retake(rl->lock, deadline, true);
+            if (rc == XLREAPER_ERROR_LOCK_TIMEOUT) {
+                res->outcome = last_verdict(res, sound, left, scan.num);
+                break;
+            }
+            if (rc)
+                goto out;
+        }
         /* Each killer gets a moment even at the deadline: on a loaded
          * host one that is cut short would prove nothing. */
-        uint64_t kdeadline = xlreaper__now_us() + KILLER_MIN_US;
-
-        rc = kill_round(ctx, domid, cfg->reaper_uid, uid,
+        kdeadline = xlreaper__now_us() + KILLER_MIN_US;
+        rc = kill_round(ctx, domid, cfg->reaper_uid, uid, res->rounds == 0,
                         kdeadline > deadline ? kdeadline : deadline, &left);
+        if (rl->per_round)
+            xlreaper__lock_drop(rl->lock);
         if (rc)
             goto out;
         res->rounds++;
@@ -379,8 +414,10 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
         }
 
         /* The count is not 0 (or cannot see everything): /proc says
-         * what is left and why. */
+         * what is left and why.  Outside the lock: the scan enters no
+         * uid, and the reap's mark keeps a spawn out meanwhile. */
         xlreaper_task_list_dispose(&scan);
+        sound = true;
         rc = xlreaper__scan_after_kill(
             ctx, uid,
             left > 0 && !cfg->subid_overlap ? (unsigned long)left : ULONG_MAX,
@@ -428,10 +465,7 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
          * round that could not finish by the deadline proves nothing:
          * the last verdict stands. */
         if (xlreaper__now_us() + pause_us + KILLER_ROUND_US >= deadline) {
-            res->outcome = res->live.num || res->stuck.num || !sound ||
-                                   left < 0 || (!scan.num && left != 0)
-                               ? XLREAPER_OUTCOME_REMAIN
-                               : XLREAPER_OUTCOME_ZOMBIES;
+            res->outcome = last_verdict(res, sound, left, scan.num);
             break;
         }
         xlreaper__sleep_us(pause_us);
@@ -470,8 +504,9 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
     xlreaper_lock *lock = NULL;
     uint64_t start = xlreaper__now_us();
     xlreaper__sched_saved sched;
+    round_lock rl = { NULL, false };
+    int rc, dm_rc, mark = -1;
     uid_t uid;
-    int rc, dm_rc;
 
     if (!cfg || xlreaper_dm_ids(ctx, domid, &uid, NULL)) {
         LOG(ERROR, "domid %u: not a domid with a device model uid", domid);
@@ -487,12 +522,31 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
     /* From the lock wait on: a waiter that is slow to notice the lock
      * is free holds up every reap behind it (xlreaper_sched.c). */
     xlreaper__sched_boost(&sched);
-    if (!held && !ctx->held) {
+    if (held) {
+        /* The caller's: let go between rounds only if it said so. */
+        rl.lock = held;
+        rl.per_round = flags & XLREAPER_REAP_LOCK_ROUNDS;
+    } else if (ctx->held) {
+        rl.lock = ctx->held; /* someone else's: held throughout */
+    } else {
         rc = xlreaper_lock_acquire(ctx, &lock);
         if (rc)
             goto out;
         res->lock_wait_us = xlreaper_lock_wait_us(lock);
+        rl.lock = lock;
+        rl.per_round = true;
     }
+    if (rl.per_round) {
+        rc = xlreaper__lock_retake(rl.lock, start + (uint64_t)cfg->lock_timeout_ms
+                                                        * 1000u, false);
+        if (rc)
+            goto out;
+    }
+    /* Inside the first hold: from here to the verdict no spawn starts
+     * anything in the uid, though the lock is let go between rounds. */
+    rc = xlreaper__reaping_mark(ctx, uid, &mark);
+    if (rc)
+        goto out;
     /* First the DM its spawn recorded, which may not be in the uid yet
      * (runas mode); it dies before it can reach its setuid, or, if it
      * was past it, is a dying task the rounds wait for. */
@@ -503,7 +557,7 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
      * wait for the lock has lock_timeout_ms.  Counted from the call, 64
      * reaps at once had spent it in the queue, and the late ones
      * reported tasks left after one round (bench_lock). */
-    rc = reap_rounds(ctx, domid, uid, flags, res,
+    rc = reap_rounds(ctx, domid, uid, flags, res, &rl,
                      xlreaper__now_us() +
                          (uint64_t)cfg->reap_timeout_ms * 1000u);
     /* A recorded DM that could not be signalled is outside the kill:
@@ -523,6 +577,9 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
     rc = res->outcome == XLREAPER_OUTCOME_REMAIN ? XLREAPER_ERROR_REMAIN : 0;
 
 out:
+    xlreaper__reaping_unmark(mark);
+    if (rl.per_round)
+        xlreaper__lock_drop(rl.lock);
     xlreaper_lock_release(lock);
     xlreaper__sched_restore(&sched);
     return rc;

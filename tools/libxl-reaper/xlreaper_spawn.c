@@ -998,8 +998,13 @@ static int reap_stale(xlreaper_ctx *ctx, xlreaper_lock *lock,
          "before the new device model starts",
          (unsigned long)plan->uid);
     xlreaper_reap_result_init(&res);
-    /* The new DM is counted against the same uid: wait for "empty". */
-    rc = xlreaper_reap_flags(ctx, lock, plan->domid, XLREAPER_REAP_WAIT_EMPTY,
+    /* The new DM is counted against the same uid: wait for "empty".
+     * The reap lets the lock go between its rounds, so that a uid that
+     * stays stuck does not hold up the host; it is taken again after,
+     * and the caller checks the uid anew under it. */
+    rc = xlreaper_reap_flags(ctx, lock, plan->domid,
+                             XLREAPER_REAP_WAIT_EMPTY |
+                                 XLREAPER_REAP_LOCK_ROUNDS,
                              &res);
     what = xlreaper_reap_result_describe(&res);
     if (!rc && res.outcome != XLREAPER_OUTCOME_EMPTY)
@@ -1012,6 +1017,8 @@ static int reap_stale(xlreaper_ctx *ctx, xlreaper_lock *lock,
              what ? what : "(out of memory)");
     free(what);
     xlreaper_reap_result_dispose(&res);
+    if (!rc)
+        rc = xlreaper__lock_acquire_unmarked(ctx, plan->uid, &lock);
     return rc;
 }
 
@@ -1025,11 +1032,17 @@ static int ensure_uid_empty(xlreaper_ctx *ctx, xlreaper_lock *lock,
     rc = xlreaper_uid_empty(ctx, plan->uid, &empty);
     if (rc || empty)
         return rc;
-    if (!reap) {
-        log_busy(ctx, plan);
-        return XLREAPER_ERROR_BUSY;
+    if (reap) {
+        /* The lock was let go and taken again: the uid is asked anew,
+         * in the hold that starts the DM. */
+        rc = reap_stale(ctx, lock, plan);
+        if (!rc)
+            rc = xlreaper_uid_empty(ctx, plan->uid, &empty);
+        if (rc || empty)
+            return rc;
     }
-    return reap_stale(ctx, lock, plan);
+    log_busy(ctx, plan);
+    return XLREAPER_ERROR_BUSY;
 }
 
 static void preserve_add(spawn_run *run, int fd)
@@ -1089,9 +1102,11 @@ static int prepare(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan,
         LOGD(ERROR, plan->domid, "spawning a device model needs root");
         return XLREAPER_ERROR_PERM;
     }
-    rc = xlreaper_lock_acquire(ctx, lock_r);
+    /* Not while a reap of the uid is between its rounds: the DM would
+     * die in its next one (xlreaper_lock.c). */
+    rc = xlreaper__lock_acquire_unmarked(ctx, plan->uid, lock_r);
     if (rc)
-        return rc;
+        goto fail;
     if (!run->uid_check) {
         rc = ensure_uid_empty(ctx, *lock_r, plan, want_reap(ctx, flags));
         if (rc)

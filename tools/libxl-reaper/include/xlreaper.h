@@ -383,8 +383,8 @@ void xlreaper_reap_result_dispose(xlreaper_reap_result *res);
  * Kills every task of domid's DM uid and verifies, in rounds until no
  * live task is left (the kernel counts none, or only zombies remain,
  * which are listed) or reap_timeout_ms passes.  held: the global lock if
- * the caller holds it (the daemon holds it across its domain list), or
- * NULL to take and release it here.  res is filled whenever the kill was
+ * the caller holds it, or NULL: then the reap holds its own for each
+ * round's kill and count only, not while it waits between rounds.  res is filled whenever the kill was
  * tried.  Returns 0 (outcome EMPTY or ZOMBIES), _REMAIN, _LOCK_TIMEOUT,
  * _INVAL (also when the pet uid runs tasks: they would be killed, and
  * could kill the reaper) or _FAIL.
@@ -396,6 +396,13 @@ int xlreaper_reap(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
  * (outcome ZOMBIES then).  For a caller that reuses the uid at once: a
  * spawn, or a daemon that reports the domid free. */
 #define XLREAPER_REAP_WAIT_EMPTY 1u
+
+/* held is handed over: the reap lets it go after its first round's
+ * kill and takes it again for each later round, so that a uid that
+ * stays stuck does not hold up the host (xlreaper_lock.c says why this
+ * is safe).  On return it is not held; xlreaper_lock_release it as
+ * usual.  Without held, the reap does so with its own lock anyway. */
+#define XLREAPER_REAP_LOCK_ROUNDS 2u
 
 /* xlreaper_reap with XLREAPER_REAP_* flags. */
 int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held,

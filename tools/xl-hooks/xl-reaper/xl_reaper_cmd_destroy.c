@@ -163,7 +163,11 @@ int xlr_cmd_destroy(xlr_cli *cli, int argc, char **argv)
         goto out;
     }
     res.lock_wait_us = xlreaper_lock_wait_us(lock);
-    rc = xlreaper_reap(cli->ctx, lock, domid, &res);
+    /* The reap takes the lock over: it is let go between rounds, and
+     * the reap's mark, taken in this same hold, keeps a new domain's DM
+     * out of the uid until the verdict. */
+    rc = xlreaper_reap_flags(cli->ctx, lock, domid, XLREAPER_REAP_LOCK_ROUNDS,
+                             &res);
     if (res.outcome != XLREAPER_OUTCOME_NONE)
         xlr_print_reap(cli, &res);
     ret = xlr_exit_code(rc);

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
+/*
+ * test_lock_rounds.c - a uid that stays stuck does not hold the lock:
+ * a reap holds it for each round's kill and count, not while it waits
+ * between rounds, and its mark keeps a spawn out of the uid until its
+ * verdict.  The stuck uid is real: a task of it in D state on a FUSE
+ * request its root server (tests/progs/fuse_holder) never answers.
+ *
+ * uid block of this suite: 5300000 (base and pet) .. 5332751.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xlr_test.h"
+#include "xlreaper_internal.h"
+
+#define BASE 5300000u
+#define STUCK_DOMID 7
+#define OTHER_DOMID 8
+/* Long enough that a reap that held the lock throughout would time out
+ * every acquire below (lock_timeout_ms 300). */
+#define REAP_MS 2500
+
+static struct {
+    char *dir;
+    char *config;
+    xlreaper_ctx *ctx;
+    char cli[512];
+    pid_t holder;  /* fuse_holder, our child */
+    int holder_in; /* its stdin: closing it ends it */
+} S = { .holder = -1, .holder_in = -1 };
+
+static int suite_setup(void **state)
+{
+    char cfg[512];
+
+    (void)state;
+    S.dir = xlrt_tmpdir();
+    snprintf(cfg, sizeof(cfg),
+             "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
+             "nproc_limit = 4096\nreap_timeout_ms = %u\n"
+             "lock_timeout_ms = 300\n",
+             BASE, S.dir, REAP_MS);
+    S.config = xlrt_write_file(S.dir, "xl-reaper.conf", cfg);
+    assert_int_equal(xlreaper_ctx_alloc(&S.ctx, xlrt_capture_logger()), 0);
+    assert_int_equal(xlreaper_config_load(S.ctx, S.config,
+                                          XLREAPER_CONFIG_MUST_EXIST),
+                     0);
+    snprintf(S.cli, sizeof(S.cli), "%s/bin/xl-reaper", xlrt_build_dir());
+    return 0;
+}
+
+static int suite_teardown(void **state)
+{
+    (void)state;
+    xlreaper_ctx_free(S.ctx);
+    free(S.config);
+    xlrt_tmpdir_remove(S.dir);
+    return 0;
+}
+
+static void holder_stop(void)
+{
+    if (S.holder_in >= 0)
+        close(S.holder_in);
+    S.holder_in = -1;
+    if (S.holder > 0)
+        waitpid(S.holder, NULL, 0);
+    S.holder = -1;
+}
+
+static int test_teardown(void **state)
+{
+    (void)state;
+    holder_stop();
+    xlrt_capture_reset();
+    return 0;
+}
+
+/* One task of uid stuck on an unanswered FUSE request, or a skip. */
+static pid_t holder_start(uid_t uid)
+{
+    char path[512], arg[16], line[128];
+    int in[2], out[2];
+    ssize_t r;
+    size_t got = 0;
+    int pid = -1;
+
+    if (access("/dev/fuse", R_OK | W_OK) < 0)
+        skip(); /* no FUSE on this host: no stuck task to make */
+    snprintf(path, sizeof(path), "%s/fuse_holder", xlrt_progs_dir());
+    snprintf(arg, sizeof(arg), "%u", (unsigned)uid);
+    assert_int_equal(pipe2(in, O_CLOEXEC), 0);
+    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+    S.holder = fork();
+    assert_true(S.holder >= 0);
+    if (S.holder == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        execl(path, path, arg, (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    S.holder_in = in[1];
+    while (got < sizeof(line) - 1 &&
+           (r = read(out[0], line + got, sizeof(line) - 1 - got)) > 0) {
+        got += (size_t)r;
+        if (memchr(line, '\n', got))
+            break;
+    }
+    close(out[0]);
+    line[got] = '\0';
+    if (sscanf(line, "ready %d", &pid) != 1)
+        fail_msg("fuse_holder did not start: \"%s\"", line);
+    return pid;
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* A reap of domid in a child: its exit status is the outcome, or 100
+ * plus -rc when it failed otherwise than _REMAIN. */
+static pid_t reap_in_child(uint32_t domid)
+{
+    pid_t p = fork();
+
+    assert_true(p >= 0);
+    if (p == 0) {
+        xlreaper_reap_result res;
+        int rc;
+
+        xlreaper_reap_result_init(&res);
+        rc = xlreaper_reap(S.ctx, NULL, domid, &res);
+        _exit(rc && rc != XLREAPER_ERROR_REMAIN ? 100 - rc
+                                                 : (int)res.outcome);
+    }
+    return p;
+}
+
+static void test_stuck_uid_leaves_the_lock_free(void **state)
+{
+    uid_t uid = BASE + STUCK_DOMID;
+    uint64_t start, worst = 0;
+    unsigned acquired = 0;
+    pid_t stuck, reaper;
+    int status;
+
+    (void)state;
+    stuck = holder_start(uid);
+    assert_int_equal(xlrt_kernel_count(uid), 1);
+    start = now_us();
+    reaper = reap_in_child(STUCK_DOMID);
+    /* While the reap waits for a task that cannot die, the lock is had
+     * within a round's time, again and again. */
+    usleep(100000);
+    while (now_us() < start + (REAP_MS - 500) * 1000u) {
+        xlreaper_lock *lock = NULL;
+        uint64_t t = now_us();
+        int rc = xlreaper_lock_acquire(S.ctx, &lock);
+
+        if (rc)
+            fail_msg("lock acquire during the stuck reap: %d (%s)", rc,
+                     xlrt_captured());
+        t = now_us() - t;
+        worst = t > worst ? t : worst;
+        acquired++;
+        xlreaper_lock_release(lock);
+        usleep(20000);
+    }
+    /* And another domain's kill goes through meanwhile. */
+    {
+        char dom[16], *out = NULL, *err = NULL;
+        char *argv[] = { S.cli, "--config", S.config, "kill", dom, NULL };
+
+        snprintf(dom, sizeof(dom), "%u", OTHER_DOMID);
+        assert_int_equal(xlrt_run(argv, &out, &err), 0);
+        free(out);
+        free(err);
+    }
+    assert_int_equal(waitpid(reaper, &status, 0), reaper);
+    /* The stuck task was seen and is reported: never "empty". */
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), XLREAPER_OUTCOME_REMAIN);
+    assert_true(acquired > 10);
+    if (worst > 100000)
+        fail_msg("the lock took %llu us to get while a stuck uid was reaped",
+                 (unsigned long long)worst);
+    assert_true(xlrt_alive(stuck)); /* stuck indeed, all along */
+}
+
+static void test_spawn_kept_out_until_the_verdict(void **state)
+{
+    uid_t uid = BASE + STUCK_DOMID;
+    xlreaper_lock *lock = NULL;
+    uint64_t start;
+    pid_t reaper;
+    bool marked = false;
+    int status, rc;
+
+    (void)state;
+    holder_start(uid);
+    start = now_us();
+    reaper = reap_in_child(STUCK_DOMID);
+    usleep(200000);
+    /* Between rounds: the lock is free, the uid marked. */
+    assert_int_equal(xlreaper_lock_acquire(S.ctx, &lock), 0);
+    assert_int_equal(xlreaper__reaping_marked(S.ctx, lock, uid, &marked), 0);
+    assert_true(marked);
+    assert_int_equal(
+        xlreaper__reaping_marked(S.ctx, lock, BASE + OTHER_DOMID, &marked), 0);
+    assert_false(marked);
+    xlreaper_lock_release(lock);
+    lock = NULL;
+    /* What would start a DM in it waits, and gives up with "busy". */
+    rc = xlreaper__lock_acquire_unmarked(S.ctx, uid, &lock);
+    assert_int_equal(rc, XLREAPER_ERROR_BUSY);
+    assert_true(now_us() - start < REAP_MS * 1000u);
+    xlreaper_lock_release(lock);
+    lock = NULL;
+    /* Another uid is not held up. */
+    assert_int_equal(
+        xlreaper__lock_acquire_unmarked(S.ctx, BASE + OTHER_DOMID, &lock), 0);
+    xlreaper_lock_release(lock);
+    lock = NULL;
+    assert_int_equal(waitpid(reaper, &status, 0), reaper);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), XLREAPER_OUTCOME_REMAIN);
+    /* After the verdict the mark is gone (the uid is still not empty,
+     * which is the spawn's own check). */
+    assert_int_equal(xlreaper__lock_acquire_unmarked(S.ctx, uid, &lock), 0);
+    xlreaper_lock_release(lock);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_teardown(f, test_teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_stuck_uid_leaves_the_lock_free),
+        T(test_spawn_kept_out_until_the_verdict),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, suite_setup, suite_teardown);
+}

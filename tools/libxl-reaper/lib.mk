@@ -38,3 +38,18 @@ uninstall-lib:
 		$(DESTDIR)$(PREFIX)/lib/libxlreaper.so.0 \
 		$(DESTDIR)$(PREFIX)/lib/libxlreaper.so \
 		$(DESTDIR)$(PREFIX)/include/xlreaper.h
+
+# "A helper makes raw system calls only" (xlreaper_helper_raw.c) is
+# proved here: the object that holds every function a helper runs may
+# need no symbol from outside itself.  A sanitizer's own hooks are the
+# one exception (make analyze's and the sanitize build's).
+HELPER_RAW_OBJ := $(call obj,tools/libxl-reaper/xlreaper_helper_raw.c)
+$(BUILD)/lib/helper-raw.checked: $(HELPER_RAW_OBJ)
+	@mkdir -p $(@D)
+	@u=$$(nm -u $< | grep -v ' U __\(asan\|ubsan\|sanitizer\|tsan\)_'); \
+	if [ -n "$$u" ]; then \
+		echo "$<: a helper's code needs symbols from outside its file" \
+			"(raw system calls only, xlreaper_helper_raw.c):" >&2; \
+		echo "$$u" >&2; exit 1; fi
+	@touch $@
+all: $(BUILD)/lib/helper-raw.checked

@@ -227,11 +227,13 @@ typedef struct {
 static void __attribute__((noreturn)) kprobe_child(int outfd, void *arg)
 {
     const kprobe_args *a = arg;
+    /* The parent the prelude checked, or we die of PDEATHSIG. */
+    pid_t parent = getppid();
 
     if (xlreaper__sys_setgroups0() < 0)
         _exit(126);
     for (uint32_t i = 0; i < a->num; i++) {
-        long n = xlreaper__nproc_others(a->first + i, 1); /* or -errno */
+        long n = xlreaper__nproc_others(parent, a->first + i, 1);
         char busy = n > 0 ? '1' : '0';
 
         if (n < 0)

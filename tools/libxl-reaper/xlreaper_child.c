@@ -16,7 +16,8 @@
  * signalled by any task of that uid: stopped, killed, or held in a stop
  * forever.  So a helper holds nothing it could lose (no descriptor but
  * its report pipe, its own process group, not dumpable, PDEATHSIG so it
- * cannot outlive us) and takes saved uid 0, which keeps it out of
+ * cannot outlive us, armed again after each change of its ids, which
+ * clears it: xlreaper__helper_rearm) and takes saved uid 0, which keeps it out of
  * ptrace and prlimit (both need all three ids to match).  The parent
  * never blocks on it without a deadline: it polls the report pipe and
  * the child's pidfd, looks for a stop between polls, and answers a stop
@@ -58,31 +59,6 @@ void xlreaper__report_pipe_close(xlreaper__report_pipe *p)
     p->rfd = p->wfd = -1;
 }
 
-void XLREAPER__HELPER_CODE xlreaper__child_send(int wfd, int step, int err,
-                                                long detail)
-{
-    xlreaper__child_report rep = { .step = step,
-                                   .err = err,
-                                   .detail = detail };
-
-    /* One record is smaller than PIPE_BUF, so the write is atomic. */
-    if (wfd >= 0)
-        xlreaper__raw(SYS_write, wfd, &rep, sizeof(rep));
-}
-
-void XLREAPER__HELPER_CODE xlreaper__child_exit(int status)
-{
-    for (;;)
-        xlreaper__raw(SYS_exit_group, status, 0, 0);
-}
-
-void XLREAPER__HELPER_CODE xlreaper__child_fail(int wfd, int step, int err,
-                                                long detail)
-{
-    xlreaper__child_send(wfd, step, err, detail);
-    xlreaper__child_exit(127);
-}
-
 int xlreaper__report_read(xlreaper_ctx *ctx, int rfd,
                           xlreaper__child_report *rep)
 {
@@ -101,31 +77,6 @@ int xlreaper__report_read(xlreaper_ctx *ctx, int rfd,
     return 1;
 }
 
-/* close_range, or one by one on a kernel before 5.9.  0 or -errno;
- * raw (xlreaper_raw.h). */
-int XLREAPER__HELPER_CODE xlreaper__close_from_raw(unsigned lo, unsigned hi)
-{
-    struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
-    long r;
-
-    if (lo > hi)
-        return 0;
-    r = xlreaper__raw(SYS_close_range, lo, hi, 0);
-    if (r != -ENOSYS)
-        return (int)r;
-    /* No descriptor can be at or above the hard NOFILE limit... unless
-     * the limit was lowered after it was opened; fs.nr_open's default
-     * bounds the loop then. */
-    r = xlreaper__raw6(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&rl, 0, 0);
-    if (r < 0)
-        return (int)r;
-    if (rl.rlim_max > (1u << 20) || rl.rlim_max == RLIM_INFINITY)
-        rl.rlim_max = 1u << 20;
-    for (unsigned fd = lo; fd <= hi && fd < rl.rlim_max; fd++)
-        xlreaper__raw(SYS_close, fd, 0, 0);
-    return 0;
-}
-
 int xlreaper__close_from(unsigned lo, unsigned hi)
 {
     int r = xlreaper__close_from_raw(lo, hi);
@@ -135,27 +86,6 @@ int xlreaper__close_from(unsigned lo, unsigned hi)
         return -1;
     }
     return 0;
-}
-
-void XLREAPER__HELPER_CODE xlreaper__helper_prelude(int wfd, pid_t parent)
-{
-    /* Its own group: a terminal's ^C or ^Z for the caller's group does
-     * not reach it, and a kill(-pgid) of the caller's group neither. */
-    xlreaper__raw(SYS_setpgid, 0, 0, 0);
-    /* Never outlive the parent, which is the only one that would kill
-     * a stopped helper; the check closes the race with its death. */
-    if (xlreaper__raw(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0) < 0 ||
-        xlreaper__raw(SYS_getppid, 0, 0, 0) != parent)
-        xlreaper__child_exit(127);
-    /* With CLONE_VM this is the caller's flag too, which the caller
-     * puts back (xlreaper_clone.c); the first change of euid would
-     * clear it anyway. */
-    xlreaper__raw(SYS_prctl, PR_SET_DUMPABLE, 0, 0);
-    /* Nothing inherited (privcmd, xenstore, the lock, stdio) may be
-     * held while a DM uid can stop us: only the report pipe stays. */
-    if ((wfd > 0 && xlreaper__close_from_raw(0, (unsigned)wfd - 1) < 0) ||
-        xlreaper__close_from_raw((unsigned)wfd + 1, ~0u) < 0)
-        xlreaper__child_exit(127);
 }
 
 /* The longest sleep between two looks for a stop. */
@@ -445,25 +375,6 @@ int xlreaper__cap_effective(int cap)
     if (syscall(SYS_capget, &hdr, data) < 0)
         return -1;
     return !!(data[cap / 32].effective & (1u << (cap % 32)));
-}
-
-int XLREAPER__HELPER_CODE xlreaper__caps_none_raw(bool permitted_too)
-{
-    struct __user_cap_header_struct hdr = { .version =
-                                                _LINUX_CAPABILITY_VERSION_3,
-                                            .pid = 0 };
-    /* What the kernel does not write reads as "has capabilities": the
-     * analyzers cannot see into the raw call. */
-    struct __user_cap_data_struct data[2] = { { ~0u, ~0u, ~0u },
-                                              { ~0u, ~0u, ~0u } };
-    long r = xlreaper__raw(SYS_capget, &hdr, data, 0);
-
-    if (r < 0)
-        return (int)r;
-    if (data[0].effective || data[1].effective ||
-        (permitted_too && (data[0].permitted || data[1].permitted)))
-        return -EPERM;
-    return 0;
 }
 
 int xlreaper__caps_none(bool permitted_too)

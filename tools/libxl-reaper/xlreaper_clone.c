@@ -69,16 +69,6 @@ static void dumpable_release(void)
     pthread_mutex_unlock(&dumpable_lock);
 }
 
-static int XLREAPER__HELPER_CODE helper_main(void *opaque)
-{
-    const xlreaper__helper_vm *h = opaque;
-
-    xlreaper__helper_prelude(h->wfd, h->parent);
-    h->fn(h->wfd, h->arg);
-    xlreaper__child_exit(127); /* fn does not return */
-    return 127;
-}
-
 int xlreaper__helper_start(xlreaper_ctx *ctx, const char *what,
                            void (*fn)(int wfd, void *arg), void *arg, int wfd,
                            xlreaper__helper_vm *vm, pid_t *pid_r)
@@ -100,7 +90,7 @@ int xlreaper__helper_start(xlreaper_ctx *ctx, const char *what,
             return XLREAPER_ERROR_FAIL;
         }
         if (pid == 0)
-            helper_main(vm);
+            xlreaper__helper_main(vm);
         *pid_r = pid;
         return 0;
     }
@@ -122,7 +112,7 @@ int xlreaper__helper_start(xlreaper_ctx *ctx, const char *what,
     vm->held = true;
     /* vm and arg live in the caller's frame until the helper has been
      * reaped (xlreaper_child.c waits for that before it returns). */
-    pid = clone(helper_main, (char *)vm->stack + GUARD_PAGE + HELPER_STACK,
+    pid = clone(xlreaper__helper_main, (char *)vm->stack + GUARD_PAGE + HELPER_STACK,
                 CLONE_VM | SIGCHLD, vm);
     e = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);

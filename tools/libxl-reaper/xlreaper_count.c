@@ -40,136 +40,12 @@
 #include "xlreaper_internal.h"
 #include "xlreaper_raw.h"
 
-/* The soft limit is set per question; the hard limit stays as it is:
- * raising it needs CAP_SYS_RESOURCE, which root lacks in some
- * containers.  The count is asked up to it.  Read once per count, into
- * the helper's own stack: a helper shares the caller's memory
- * (xlreaper_clone.c) and writes no static. */
-typedef struct {
-    rlim_t hard;
-} nproc_asker;
-
-static XLREAPER__HELPER_CODE int set_nproc(const nproc_asker *q, rlim_t soft)
-{
-    struct rlimit rl = { .rlim_cur = soft, .rlim_max = q->hard };
-
-    return (int)xlreaper__raw6(SYS_prlimit64, 0, RLIMIT_NPROC, (long)&rl, 0, 0,
-                               0);
-}
-
-/*
- * Leaves the task (uid, uid, 0), marked.  Precondition: saved uid 0.
- * The real uid goes to 0 and back, so that it changes even when it is
- * uid already; the last change is made without effective capabilities.
- * 0 or -errno.
- */
-static XLREAPER__HELPER_CODE int nproc_mark(const nproc_asker *q, uid_t uid)
-{
-    long r;
-
-    /* Saved uid 0 lets the real and effective uids both go to 0 in one
-     * call; the real uid 0 is never marked. */
-    if ((r = xlreaper__raw(SYS_setresuid, 0, 0, -1)) < 0 ||
-        (r = set_nproc(q, 0)) < 0 ||
-        (r = xlreaper__raw(SYS_setresuid, -1, uid, -1)) < 0 ||
-        (r = xlreaper__raw(SYS_setresuid, uid, -1, -1)) < 0)
-        return (int)r;
-    return 0;
-}
-
-/* 1: uid has limit or more other tasks (the mark stays); 0: fewer (the
- * mark is gone); -errno: neither answer. */
-static XLREAPER__HELPER_CODE int nproc_at_least(const nproc_asker *q,
-                                                unsigned long limit)
-{
-    static char *const argv[] = { "/", NULL };
-    static char *const envp[] = { NULL };
-    long r = set_nproc(q, limit);
-
-    if (r < 0)
-        return (int)r;
-    r = xlreaper__raw(SYS_execve, "/", argv, envp);
-    if (r == -EAGAIN)
-        return 1;
-    if (r == -EACCES)
-        return 0;
-    return r < 0 ? (int)r : -EINVAL; /* an execve of "/" that worked */
-}
-
-long XLREAPER__HELPER_CODE xlreaper__nproc_others(uid_t uid, unsigned long max)
-{
-    unsigned long lo, hi; /* lo or more others, fewer than hi */
-    struct rlimit cur = { 0, 0 }; /* unwritten: every question fails */
-    nproc_asker q;
-    long r;
-
-    r = xlreaper__raw6(SYS_prlimit64, 0, RLIMIT_NPROC, 0, (long)&cur, 0, 0);
-    if (r < 0)
-        return r;
-    q.hard = cur.rlim_max;
-    if ((r = nproc_mark(&q, uid)) < 0)
-        return r;
-    r = nproc_at_least(&q, 1);
-    if (r <= 0)
-        return r; /* the common answer: none, in one question */
-    /* Doubling keeps the mark (each question fails); the halving that
-     * follows marks afresh before each question. */
-    if (max > q.hard)
-        max = q.hard;
-    for (lo = 1, hi = 2;; lo = hi, hi *= 2) {
-        if (hi > max)
-            return (long)max;
-        r = nproc_at_least(&q, hi);
-        if (r < 0)
-            return r;
-        if (!r)
-            break;
-    }
-    while (hi - lo > 1) {
-        unsigned long mid = lo + (hi - lo) / 2;
-
-        if ((r = nproc_mark(&q, uid)) < 0 || (r = nproc_at_least(&q, mid)) < 0)
-            return r;
-        if (r)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    return (long)lo;
-}
-
 uint64_t xlreaper__helper_deadline(const xlreaper_ctx *ctx)
 {
     return xlreaper__now_us() + (uint64_t)ctx->cfg->reap_timeout_ms * 1000u;
 }
 
 /* ---------- a probe that counts, killing nothing ---------- */
-
-enum {
-    PROBE_GROUPS = 1,
-    PROBE_COUNT,
-};
-
-typedef struct {
-    uid_t uid;
-    unsigned long max;
-} probe_args;
-
-static XLREAPER__HELPER_CODE void __attribute__((noreturn))
-probe_child(int wfd, void *arg)
-{
-    const probe_args *a = arg;
-    long n;
-
-    n = xlreaper__raw(SYS_setgroups, 0, NULL, 0);
-    if (n < 0)
-        xlreaper__child_fail(wfd, PROBE_GROUPS, (int)-n, 0);
-    n = xlreaper__nproc_others(a->uid, a->max);
-    if (n < 0)
-        xlreaper__child_fail(wfd, PROBE_COUNT, (int)-n, a->uid);
-    xlreaper__child_send(wfd, 0, 0, n);
-    xlreaper__child_exit(0);
-}
 
 /*
  * The count of uid's other tasks, at most max, by a bounded probe.
@@ -179,7 +55,7 @@ probe_child(int wfd, void *arg)
 static int probe(xlreaper_ctx *ctx, uid_t uid, unsigned long max,
                  unsigned long *count_r, bool *busy_r)
 {
-    probe_args a = { .uid = uid, .max = max };
+    xlreaper__probe_args a = { .uid = uid, .max = max };
     xlreaper__child_report rep;
     xlreaper__helper_end end;
     xlreaper_lock *lock = NULL;
@@ -207,7 +83,7 @@ static int probe(xlreaper_ctx *ctx, uid_t uid, unsigned long max,
         if (rc)
             return rc;
     }
-    rc = xlreaper__run_helper(ctx, "the task-count probe", probe_child, &a,
+    rc = xlreaper__run_helper(ctx, "the task-count probe", xlreaper__probe_child, &a,
                               xlreaper__helper_deadline(ctx), &rep, &reported,
                               &status, &end);
     if (rc)

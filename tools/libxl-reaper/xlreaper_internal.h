@@ -185,6 +185,17 @@ _hidden void xlreaper__child_send(int wfd, int step, int err, long detail);
  * descriptor but wfd closed (stdio too).  _exits on failure.
  */
 _hidden void xlreaper__helper_prelude(int wfd, pid_t parent);
+/*
+ * Child side, raw: after every change of a helper's ids.  The kernel
+ * clears PDEATHSIG when a task's euid, egid, fsuid or fsgid changes: it
+ * is set again, and the helper exits if parent is no longer its parent
+ * (it died before the signal was armed again).
+ */
+_hidden void xlreaper__helper_rearm(pid_t parent);
+/* Raw setresuid in a helper, then xlreaper__helper_rearm(parent) (none
+ * when parent is 0).  0 or -errno. */
+_hidden long xlreaper__helper_setresuid(pid_t parent, uid_t r, uid_t e,
+                                        uid_t s);
 
 /* Closes descriptors lo..hi (close_range).  0 or -1; async-signal-safe. */
 _hidden int xlreaper__close_from(unsigned lo, unsigned hi);
@@ -261,15 +272,66 @@ _hidden int xlreaper__caps_none(bool permitted_too);
  * errno if capget failed. */
 _hidden int xlreaper__cap_effective(int cap);
 
+/* ---------- what helpers run (xlreaper_helper_raw.c) ---------- */
+
+/* The killer (xlreaper_helper_raw.c): its steps, as it reports them,
+ * and what it is given. */
+enum {
+    KILLER_GROUPS = 1,
+    KILLER_PET_COUNT,
+    KILLER_PET_BUSY,
+    KILLER_SETRESUID,
+    KILLER_IDS,
+    KILLER_CAPS,
+    KILLER_COUNT,
+};
+
+typedef struct {
+    uid_t pet, target;
+    bool settle; /* look again while the count is not 0 (first round) */
+} xlreaper__killer_args;
+
+/* After its kill the killer looks again, 50 us apart and then twice as
+ * far each time, about 1.6 ms in all, while the count is not yet 0:
+ * killed tasks take that long to exit on a loaded host, and a look is
+ * some tens of microseconds where a second round (a scan of /proc and
+ * another fork) is milliseconds (bench_lock, 64 racers).  Zombies of a
+ * slow init stay past it, and the scan then says so. */
+#define KILLER_SETTLE_LOOKS 5
+#define KILLER_SETTLE_NS 50000
+
+/* The count probe: its steps, and what it is given. */
+enum {
+    PROBE_GROUPS = 1,
+    PROBE_COUNT,
+};
+
+typedef struct {
+    uid_t uid;
+    unsigned long max;
+} xlreaper__probe_args;
+
+/* Helper entry points, raw system calls only: the killer, the count
+ * probe, and the clone start that runs the prelude and then one of
+ * them (its argument an xlreaper__helper_vm). */
+_hidden void xlreaper__killer_child(int wfd, void *arg)
+    __attribute__((noreturn));
+_hidden void xlreaper__probe_child(int wfd, void *arg)
+    __attribute__((noreturn));
+_hidden int xlreaper__helper_main(void *opaque);
+
 /* ---------- the kernel count ---------- */
 
 /*
  * Child side, raw system calls only (xlreaper_count.c).  The calling
  * task, which must have saved uid 0, becomes (uid, uid, 0) without
  * effective capabilities and returns how many other tasks the kernel
- * charges to uid (at most max), or -errno.  No task is created.
+ * charges to uid (at most max), or -errno.  No task is created.  parent:
+ * a helper's parent (each change of ids re-arms its PDEATHSIG), or 0 in
+ * a task that is no helper.
  */
-_hidden long xlreaper__nproc_others(uid_t uid, unsigned long max);
+_hidden long xlreaper__nproc_others(pid_t parent, uid_t uid,
+                                    unsigned long max);
 
 /* The largest count xlreaper__nproc_others is asked for. */
 #define XLREAPER__NPROC_MAX (1ul << 23)

@@ -62,16 +62,6 @@
 #include "xlreaper_internal.h"
 #include "xlreaper_raw.h"
 
-enum {
-    KILLER_GROUPS = 1,
-    KILLER_PET_COUNT,
-    KILLER_PET_BUSY,
-    KILLER_SETRESUID,
-    KILLER_IDS,
-    KILLER_CAPS,
-    KILLER_COUNT,
-};
-
 static const char *killer_step_name(int step)
 {
     switch (step) {
@@ -85,77 +75,6 @@ static const char *killer_step_name(int step)
     }
 }
 
-typedef struct {
-    uid_t pet, target;
-    bool settle; /* look again while the count is not 0 (first round) */
-} killer_args;
-
-/* After its kill the killer looks again, 50 us apart and then twice as
- * far each time, about 1.6 ms in all, while the count is not yet 0:
- * killed tasks take that long to exit on a loaded host, and a look is
- * some tens of microseconds where a second round (a scan of /proc and
- * another fork) is milliseconds (bench_lock, 64 racers).  Zombies of a
- * slow init stay past it, and the scan then says so. */
-#define KILLER_SETTLE_LOOKS 5
-#define KILLER_SETTLE_NS 50000
-
-/* Reports (0, 0, n): n other tasks of target are left after the kill.
- * Raw system calls only: it shares our memory (xlreaper_clone.c). */
-static void XLREAPER__HELPER_CODE __attribute__((noreturn))
-killer_child(int wfd, void *arg)
-{
-    const killer_args *a = arg;
-    uid_t pet = a->pet, target = a->target;
-    uid_t r = (uid_t)-1, e = (uid_t)-1, s = (uid_t)-1; /* unwritten: no */
-    long n;
-
-    xlreaper__sched_killer_rt();
-    n = xlreaper__raw(SYS_setgroups, 0, NULL, 0);
-    if (n < 0)
-        xlreaper__child_fail(wfd, KILLER_GROUPS, (int)-n, 0);
-    /* Is the pet idle?  Asked as the pet itself, by the kernel count:
-     * no /proc scan can see a task the count misses here, and a scan
-     * could be blinded (hidepid). */
-    n = xlreaper__nproc_others(pet, XLREAPER__NPROC_MAX);
-    if (n < 0)
-        xlreaper__child_fail(wfd, KILLER_PET_COUNT, (int)-n, pet);
-    if (n > 0)
-        xlreaper__child_fail(wfd, KILLER_PET_BUSY, 0, n);
-    /* Back to euid 0 (saved uid 0 allows it), then the killer's ids. */
-    n = xlreaper__raw(SYS_setresuid, -1, 0, -1);
-    if (n < 0)
-        xlreaper__child_fail(wfd, KILLER_SETRESUID, (int)-n, target);
-    /* While it may (euid 0): what is about to be killed finishes dying
-     * ahead of the host's other tasks (xlreaper_sched.c). */
-    xlreaper__sched_hurry_dying(target);
-    n = xlreaper__raw(SYS_setresuid, pet, target, 0);
-    if (n < 0)
-        xlreaper__child_fail(wfd, KILLER_SETRESUID, (int)-n, target);
-    if (xlreaper__raw(SYS_getresuid, &r, &e, &s) < 0 || r != pet ||
-        e != target || s != 0)
-        xlreaper__child_fail(wfd, KILLER_IDS, EPERM, 0);
-    n = xlreaper__caps_none_raw(false);
-    if (n < 0)
-        xlreaper__child_fail(wfd, KILLER_CAPS, (int)-n, 0);
-    xlreaper__raw(SYS_kill, -1, SIGKILL, 0);
-    /* Every task the kill reached has SIGKILL pending and runs no user
-     * code again: the uid can be entered to count it.  A killed task
-     * takes some microseconds to exit and be reaped: a few more looks,
-     * a fraction of a fork's cost, spare the reap a second round. */
-    for (unsigned i = 0;; i++) {
-        struct timespec ts = { 0, (long)KILLER_SETTLE_NS << i };
-
-        n = xlreaper__nproc_others(target, XLREAPER__NPROC_MAX);
-        if (n < 0)
-            xlreaper__child_fail(wfd, KILLER_COUNT, (int)-n, target);
-        if (!n || i == KILLER_SETTLE_LOOKS || !a->settle)
-            break;
-        xlreaper__raw(SYS_nanosleep, &ts, NULL, 0);
-    }
-    xlreaper__child_send(wfd, 0, 0, n);
-    xlreaper__child_exit(0);
-}
-
 /*
  * One kill(-1) as the pet, and the kernel's count of what is left.
  * 0 with *left_r, or *left_r = -1 when the killer was stopped, killed
@@ -165,13 +84,13 @@ killer_child(int wfd, void *arg)
 static int kill_round(xlreaper_ctx *ctx, uint32_t domid, uid_t pet, uid_t uid,
                       bool settle, uint64_t deadline, long *left_r)
 {
-    killer_args a = { .pet = pet, .target = uid, .settle = settle };
+    xlreaper__killer_args a = { .pet = pet, .target = uid, .settle = settle };
     xlreaper__child_report rep;
     xlreaper__helper_end end;
     bool reported;
     int rc, status;
 
-    rc = xlreaper__run_helper(ctx, "the killer", killer_child, &a, deadline,
+    rc = xlreaper__run_helper(ctx, "the killer", xlreaper__killer_child, &a, deadline,
                               &rep, &reported, &status, &end);
     if (rc)
         return rc;

@@ -62,17 +62,3 @@ void xlreaper__sched_restore(const xlreaper__sched_saved *saved)
         setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), saved->nice);
 }
 
-/* Raw: the killer runs it, in our memory (xlreaper_clone.c). */
-void XLREAPER__HELPER_CODE xlreaper__sched_killer_rt(void)
-{
-    struct sched_param rt = { .sched_priority = 1 };
-
-    xlreaper__raw(SYS_sched_setscheduler, 0, SCHED_FIFO, &rt);
-}
-
-/* Raw, for the same reason: the killer calls it too. */
-void XLREAPER__HELPER_CODE xlreaper__sched_hurry_dying(uid_t uid)
-{
-    /* Real uid uid: what the kill reached, now dying. */
-    xlreaper__raw(SYS_setpriority, PRIO_USER, uid, -20);
-}

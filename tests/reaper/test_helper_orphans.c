@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
+/*
+ * test_helper_orphans.c - a helper never outlives its caller.  The
+ * kernel clears PDEATHSIG when a task's euid changes, which every
+ * helper's first step into a DM uid does; with a DM that stops whatever
+ * enters its uid, a caller SIGKILLed while its helper sat stopped left
+ * the helper stopped for good, under init, with saved uid 0.  Here
+ * `xl-reaper status DOMID` (a count probe) is SIGKILLed at every step,
+ * 100 us apart, with such a DM ("stopper"), and nothing it started may
+ * be left but a dead task.
+ *
+ * This process is the child subreaper of what it starts, so an orphan
+ * comes to it, not to init: whatever has this process as its parent
+ * and is not one of its own children is a helper that outlived its
+ * caller.
+ *
+ * uid block of this suite: 5400000 (base and pet) .. 5432751.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xlr_test.h"
+
+#define BASE 5400000u
+#define DOMID 9
+
+static struct {
+    char *dir;
+    char *config;
+    xlreaper_ctx *ctx;
+    char cli[512];
+    pid_t dm;
+} S = { .dm = -1 };
+
+static int suite_setup(void **state)
+{
+    char cfg[512];
+
+    (void)state;
+    S.dir = xlrt_tmpdir();
+    snprintf(cfg, sizeof(cfg),
+             "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
+             "nproc_limit = 4096\nreap_timeout_ms = 500\n"
+             "lock_timeout_ms = 2000\n",
+             BASE, S.dir);
+    S.config = xlrt_write_file(S.dir, "xl-reaper.conf", cfg);
+    assert_int_equal(xlreaper_ctx_alloc(&S.ctx, xlrt_capture_logger()), 0);
+    assert_int_equal(xlreaper_config_load(S.ctx, S.config,
+                                          XLREAPER_CONFIG_MUST_EXIST),
+                     0);
+    snprintf(S.cli, sizeof(S.cli), "%s/bin/xl-reaper", xlrt_build_dir());
+    assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
+    return 0;
+}
+
+static int suite_teardown(void **state)
+{
+    (void)state;
+    xlreaper_ctx_free(S.ctx);
+    free(S.config);
+    xlrt_tmpdir_remove(S.dir);
+    return 0;
+}
+
+static int test_teardown(void **state)
+{
+    xlreaper_reap_result res;
+
+    (void)state;
+    xlreaper_reap_result_init(&res);
+    xlreaper_reap(S.ctx, NULL, DOMID, &res);
+    xlreaper_reap_result_dispose(&res);
+    if (S.dm > 0)
+        xlrt_bystander_stop(S.dm);
+    S.dm = -1;
+    xlrt_capture_reset();
+    return 0;
+}
+
+/* Field 3 (state) and 4 (ppid) of /proc/pid/stat; false if gone. */
+static bool stat_of(pid_t pid, char *state, pid_t *ppid)
+{
+    char path[64], buf[512], *p;
+    ssize_t r;
+    int fd, pp;
+
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    r = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (r <= 0)
+        return false;
+    buf[r] = '\0';
+    p = strrchr(buf, ')');
+    if (!p || sscanf(p + 2, "%c %d", state, &pp) != 2)
+        return false;
+    *ppid = pp;
+    return true;
+}
+
+/*
+ * Orphans that came to us, other than the DM: each must be dead (a
+ * zombie, which we reap) or die within a second.  Returns how many were
+ * still alive (stopped or not) after that; they are killed.
+ */
+static unsigned orphans_left(void)
+{
+    unsigned alive = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+
+    assert_non_null(d);
+    while ((de = readdir(d))) {
+        pid_t pid = (pid_t)atoi(de->d_name), ppid;
+        char st;
+
+        if (pid <= 0 || pid == S.dm || !stat_of(pid, &st, &ppid) ||
+            ppid != getpid())
+            continue;
+        for (int t = 0; t < 100 && st != 'Z'; t++) {
+            usleep(10000);
+            if (!stat_of(pid, &st, &ppid))
+                break;
+        }
+        if (st != 'Z') {
+            fprintf(stderr, "orphan %d left in state %c\n", (int)pid, st);
+            alive++;
+            kill(pid, SIGKILL); /* came to us: ours to end */
+        }
+        waitpid(pid, NULL, __WALL);
+    }
+    closedir(d);
+    return alive;
+}
+
+/* Tasks other than the DM whose real uid is uid. */
+static unsigned others_in_uid(uid_t uid)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    unsigned n = 0;
+
+    assert_non_null(d);
+    while ((de = readdir(d))) {
+        char path[300], buf[4096], *p;
+        pid_t pid = (pid_t)atoi(de->d_name);
+        unsigned long ruid;
+        ssize_t r;
+        int fd;
+
+        if (pid <= 0 || pid == S.dm)
+            continue;
+        snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+        fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        r = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        if (r <= 0)
+            continue;
+        buf[r] = '\0';
+        p = strstr(buf, "\nUid:");
+        if (p && sscanf(p + 5, "%lu", &ruid) == 1 && ruid == uid) {
+            fprintf(stderr, "task %d of uid %lu left\n", (int)pid, ruid);
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+static void kill_at_every_step(const char *cmd)
+{
+    unsigned rounds = xlrt_rounds(50) * 4, left = 0;
+    char dom[16];
+
+    snprintf(dom, sizeof(dom), "%u", DOMID);
+    S.dm = xlrt_adversary_as_child(S.ctx, DOMID, "stopper");
+    for (unsigned i = 0; i < rounds; i++) {
+        struct timespec ts = { 0, (long)(i % 200) * 100000 };
+        pid_t p = fork();
+        int status;
+
+        assert_true(p >= 0);
+        if (p == 0) {
+            int null = open("/dev/null", O_RDWR);
+
+            dup2(null, 1);
+            dup2(null, 2);
+            execl(S.cli, S.cli, "--config", S.config, cmd, dom,
+                  (char *)NULL);
+            _exit(127);
+        }
+        nanosleep(&ts, NULL);
+        kill(p, SIGKILL);
+        assert_int_equal(waitpid(p, &status, 0), p);
+        left += orphans_left();
+    }
+    if (left)
+        fail_msg("%u helper(s) of a SIGKILLed `xl-reaper %s` outlived it",
+                 left, cmd);
+    /* Nothing of ours is left in the uid: only the DM (asked of /proc:
+     * a count probe would enter the uid, and the DM would stop it). */
+    assert_int_equal(others_in_uid(BASE + DOMID), 0);
+}
+
+static void test_status_killed_at_every_step(void **state)
+{
+    (void)state;
+    kill_at_every_step("status");
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test_teardown(f, test_teardown)
+    const struct CMUnitTest tests[] = {
+        T(test_status_killed_at_every_step),
+    };
+#undef T
+    return cmocka_run_group_tests(tests, suite_setup, suite_teardown);
+}

@@ -1,0 +1,354 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
+/*
+ * xlreaper_helper_raw.c - all the code a helper runs, and nothing else.
+ *
+ * A helper started with clone(CLONE_VM) (xlreaper_clone.c) runs in the
+ * caller's memory, beside the caller's threads and with the calling
+ * thread's TLS: a libc call there could write the caller's errno, take a
+ * lock a caller's thread holds, or run a handler of the caller's.  So a
+ * helper makes raw system calls only (xlreaper_raw.h) and writes nothing
+ * but its own stack and its report pipe.  That rule is proved, not
+ * hoped: this file holds every function a helper runs, and the build
+ * fails if its object needs any symbol from outside it (lib.mk's
+ * helper_raw_check, with nm), as hooks.mk proves that xl-reaper loads
+ * no libxenlight.  The functions called from outside are the helpers'
+ * entry points, and the kernel count that the in-thread kill
+ * (xlreaper_reap.c) also makes.
+ *
+ * The kernel count (xlreaper__nproc_others) is described in
+ * xlreaper_count.c, the killer in xlreaper_reap.c, the prelude and the
+ * report pipe in xlreaper_child.c.
+ */
+#include <linux/capability.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xlreaper_internal.h"
+#include "xlreaper_raw.h"
+
+/* ---------- the report pipe, and the end ---------- */
+
+void XLREAPER__HELPER_CODE xlreaper__child_send(int wfd, int step, int err,
+                                                long detail)
+{
+    xlreaper__child_report rep = { .step = step,
+                                   .err = err,
+                                   .detail = detail };
+
+    /* One record is smaller than PIPE_BUF, so the write is atomic. */
+    if (wfd >= 0)
+        xlreaper__raw(SYS_write, wfd, &rep, sizeof(rep));
+}
+
+void XLREAPER__HELPER_CODE xlreaper__child_exit(int status)
+{
+    for (;;)
+        xlreaper__raw(SYS_exit_group, status, 0, 0);
+}
+
+void XLREAPER__HELPER_CODE xlreaper__child_fail(int wfd, int step, int err,
+                                                long detail)
+{
+    xlreaper__child_send(wfd, step, err, detail);
+    xlreaper__child_exit(127);
+}
+
+/* ---------- the prelude, and ids that keep PDEATHSIG ---------- */
+
+/* close_range, or one by one on a kernel before 5.9.  0 or -errno;
+ * raw (xlreaper_raw.h). */
+int XLREAPER__HELPER_CODE xlreaper__close_from_raw(unsigned lo, unsigned hi)
+{
+    struct rlimit rl = { RLIM_INFINITY, RLIM_INFINITY };
+    long r;
+
+    if (lo > hi)
+        return 0;
+    r = xlreaper__raw(SYS_close_range, lo, hi, 0);
+    if (r != -ENOSYS)
+        return (int)r;
+    /* No descriptor can be at or above the hard NOFILE limit... unless
+     * the limit was lowered after it was opened; fs.nr_open's default
+     * bounds the loop then. */
+    r = xlreaper__raw6(SYS_prlimit64, 0, RLIMIT_NOFILE, 0, (long)&rl, 0, 0);
+    if (r < 0)
+        return (int)r;
+    if (rl.rlim_max > (1u << 20) || rl.rlim_max == RLIM_INFINITY)
+        rl.rlim_max = 1u << 20;
+    for (unsigned fd = lo; fd <= hi && fd < rl.rlim_max; fd++)
+        xlreaper__raw(SYS_close, fd, 0, 0);
+    return 0;
+}
+
+void XLREAPER__HELPER_CODE xlreaper__helper_prelude(int wfd, pid_t parent)
+{
+    /* Its own group: a terminal's ^C or ^Z for the caller's group does
+     * not reach it, and a kill(-pgid) of the caller's group neither. */
+    xlreaper__raw(SYS_setpgid, 0, 0, 0);
+    /* Never outlive the parent, which is the only one that would kill
+     * a stopped helper; the check closes the race with its death. */
+    xlreaper__helper_rearm(parent);
+    /* With CLONE_VM this is the caller's flag too, which the caller
+     * puts back (xlreaper_clone.c); the first change of euid would
+     * clear it anyway. */
+    xlreaper__raw(SYS_prctl, PR_SET_DUMPABLE, 0, 0);
+    /* Nothing inherited (privcmd, xenstore, the lock, stdio) may be
+     * held while a DM uid can stop us: only the report pipe stays. */
+    if ((wfd > 0 && xlreaper__close_from_raw(0, (unsigned)wfd - 1) < 0) ||
+        xlreaper__close_from_raw((unsigned)wfd + 1, ~0u) < 0)
+        xlreaper__child_exit(127);
+}
+
+void XLREAPER__HELPER_CODE xlreaper__helper_rearm(pid_t parent)
+{
+    /* A caller SIGKILLed while its helper sat stopped by a task of the
+     * uid left it stopped for good, under init, with saved uid 0 and
+     * full permitted capabilities: its first change of euid had
+     * cleared the signal. */
+    if (xlreaper__raw(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0) < 0 ||
+        xlreaper__raw(SYS_getppid, 0, 0, 0) != parent)
+        xlreaper__child_exit(127);
+}
+
+long XLREAPER__HELPER_CODE xlreaper__helper_setresuid(pid_t parent, uid_t r,
+                                                      uid_t e, uid_t s)
+{
+    long n = xlreaper__raw(SYS_setresuid, r, e, s);
+
+    if (parent)
+        xlreaper__helper_rearm(parent);
+    return n;
+}
+
+int XLREAPER__HELPER_CODE xlreaper__caps_none_raw(bool permitted_too)
+{
+    struct __user_cap_header_struct hdr = { .version =
+                                                _LINUX_CAPABILITY_VERSION_3,
+                                            .pid = 0 };
+    /* What the kernel does not write reads as "has capabilities": the
+     * analyzers cannot see into the raw call. */
+    struct __user_cap_data_struct data[2] = { { ~0u, ~0u, ~0u },
+                                              { ~0u, ~0u, ~0u } };
+    long r = xlreaper__raw(SYS_capget, &hdr, data, 0);
+
+    if (r < 0)
+        return (int)r;
+    if (data[0].effective || data[1].effective ||
+        (permitted_too && (data[0].permitted || data[1].permitted)))
+        return -EPERM;
+    return 0;
+}
+
+/* ---------- scheduling (xlreaper_sched.c says why) ---------- */
+
+/* Raw: the killer runs it, in our memory (xlreaper_clone.c). */
+void XLREAPER__HELPER_CODE xlreaper__sched_killer_rt(void)
+{
+    struct sched_param rt = { .sched_priority = 1 };
+
+    xlreaper__raw(SYS_sched_setscheduler, 0, SCHED_FIFO, &rt);
+}
+
+/* Raw, for the same reason: the killer calls it too. */
+void XLREAPER__HELPER_CODE xlreaper__sched_hurry_dying(uid_t uid)
+{
+    /* Real uid uid: what the kill reached, now dying. */
+    xlreaper__raw(SYS_setpriority, PRIO_USER, uid, -20);
+}
+
+/* ---------- the kernel count ---------- */
+
+/* The soft limit is set per question; the hard limit stays as it is:
+ * raising it needs CAP_SYS_RESOURCE, which root lacks in some
+ * containers.  The count is asked up to it.  Read once per count, into
+ * the helper's own stack: a helper shares the caller's memory
+ * (xlreaper_clone.c) and writes no static. */
+typedef struct {
+    rlim_t hard;
+    pid_t parent; /* a helper's, for xlreaper__helper_rearm; or 0 */
+} nproc_asker;
+
+static XLREAPER__HELPER_CODE int set_nproc(const nproc_asker *q, rlim_t soft)
+{
+    struct rlimit rl = { .rlim_cur = soft, .rlim_max = q->hard };
+
+    return (int)xlreaper__raw6(SYS_prlimit64, 0, RLIMIT_NPROC, (long)&rl, 0, 0,
+                               0);
+}
+
+/*
+ * Leaves the task (uid, uid, 0), marked.  Precondition: saved uid 0.
+ * The real uid goes to 0 and back, so that it changes even when it is
+ * uid already; the last change is made without effective capabilities.
+ * 0 or -errno.
+ */
+static XLREAPER__HELPER_CODE int nproc_mark(const nproc_asker *q, uid_t uid)
+{
+    long r;
+
+    /* Saved uid 0 lets the real and effective uids both go to 0 in one
+     * call; the real uid 0 is never marked. */
+    if ((r = xlreaper__helper_setresuid(q->parent, 0, 0, -1)) < 0 ||
+        (r = set_nproc(q, 0)) < 0 ||
+        (r = xlreaper__helper_setresuid(q->parent, -1, uid, -1)) < 0 ||
+        (r = xlreaper__helper_setresuid(q->parent, uid, -1, -1)) < 0)
+        return (int)r;
+    return 0;
+}
+
+/* 1: uid has limit or more other tasks (the mark stays); 0: fewer (the
+ * mark is gone); -errno: neither answer. */
+static XLREAPER__HELPER_CODE int nproc_at_least(const nproc_asker *q,
+                                                unsigned long limit)
+{
+    static char *const argv[] = { "/", NULL };
+    static char *const envp[] = { NULL };
+    long r = set_nproc(q, limit);
+
+    if (r < 0)
+        return (int)r;
+    r = xlreaper__raw(SYS_execve, "/", argv, envp);
+    if (r == -EAGAIN)
+        return 1;
+    if (r == -EACCES)
+        return 0;
+    return r < 0 ? (int)r : -EINVAL; /* an execve of "/" that worked */
+}
+
+long XLREAPER__HELPER_CODE xlreaper__nproc_others(pid_t parent, uid_t uid,
+                                                  unsigned long max)
+{
+    unsigned long lo, hi; /* lo or more others, fewer than hi */
+    struct rlimit cur = { 0, 0 }; /* unwritten: every question fails */
+    nproc_asker q;
+    long r;
+
+    r = xlreaper__raw6(SYS_prlimit64, 0, RLIMIT_NPROC, 0, (long)&cur, 0, 0);
+    if (r < 0)
+        return r;
+    q.hard = cur.rlim_max;
+    q.parent = parent;
+    if ((r = nproc_mark(&q, uid)) < 0)
+        return r;
+    r = nproc_at_least(&q, 1);
+    if (r <= 0)
+        return r; /* the common answer: none, in one question */
+    /* Doubling keeps the mark (each question fails); the halving that
+     * follows marks afresh before each question. */
+    if (max > q.hard)
+        max = q.hard;
+    for (lo = 1, hi = 2;; lo = hi, hi *= 2) {
+        if (hi > max)
+            return (long)max;
+        r = nproc_at_least(&q, hi);
+        if (r < 0)
+            return r;
+        if (!r)
+            break;
+    }
+    while (hi - lo > 1) {
+        unsigned long mid = lo + (hi - lo) / 2;
+
+        if ((r = nproc_mark(&q, uid)) < 0 || (r = nproc_at_least(&q, mid)) < 0)
+            return r;
+        if (r)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return (long)lo;
+}
+
+/* ---------- the helpers ---------- */
+
+int XLREAPER__HELPER_CODE xlreaper__helper_main(void *opaque)
+{
+    const xlreaper__helper_vm *h = opaque;
+
+    xlreaper__helper_prelude(h->wfd, h->parent);
+    h->fn(h->wfd, h->arg);
+    xlreaper__child_exit(127); /* fn does not return */
+    return 127;
+}
+
+XLREAPER__HELPER_CODE void __attribute__((noreturn))
+xlreaper__probe_child(int wfd, void *arg)
+{
+    const xlreaper__probe_args *a = arg;
+    /* The parent the prelude checked, or we die of PDEATHSIG. */
+    pid_t parent = (pid_t)xlreaper__raw(SYS_getppid, 0, 0, 0);
+    long n;
+
+    n = xlreaper__raw(SYS_setgroups, 0, NULL, 0);
+    if (n < 0)
+        xlreaper__child_fail(wfd, PROBE_GROUPS, (int)-n, 0);
+    n = xlreaper__nproc_others(parent, a->uid, a->max);
+    if (n < 0)
+        xlreaper__child_fail(wfd, PROBE_COUNT, (int)-n, a->uid);
+    xlreaper__child_send(wfd, 0, 0, n);
+    xlreaper__child_exit(0);
+}
+
+/* Reports (0, 0, n): n other tasks of target are left after the kill.
+ * Raw system calls only: it shares our memory (xlreaper_clone.c). */
+void XLREAPER__HELPER_CODE __attribute__((noreturn))
+xlreaper__killer_child(int wfd, void *arg)
+{
+    const xlreaper__killer_args *a = arg;
+    /* The parent the prelude checked, or we die of PDEATHSIG. */
+    pid_t parent = (pid_t)xlreaper__raw(SYS_getppid, 0, 0, 0);
+    uid_t pet = a->pet, target = a->target;
+    uid_t r = (uid_t)-1, e = (uid_t)-1, s = (uid_t)-1; /* unwritten: no */
+    long n;
+
+    xlreaper__sched_killer_rt();
+    n = xlreaper__raw(SYS_setgroups, 0, NULL, 0);
+    if (n < 0)
+        xlreaper__child_fail(wfd, KILLER_GROUPS, (int)-n, 0);
+    /* Is the pet idle?  Asked as the pet itself, by the kernel count:
+     * no /proc scan can see a task the count misses here, and a scan
+     * could be blinded (hidepid). */
+    n = xlreaper__nproc_others(parent, pet, XLREAPER__NPROC_MAX);
+    if (n < 0)
+        xlreaper__child_fail(wfd, KILLER_PET_COUNT, (int)-n, pet);
+    if (n > 0)
+        xlreaper__child_fail(wfd, KILLER_PET_BUSY, 0, n);
+    /* Back to euid 0 (saved uid 0 allows it), then the killer's ids. */
+    n = xlreaper__helper_setresuid(parent, -1, 0, -1);
+    if (n < 0)
+        xlreaper__child_fail(wfd, KILLER_SETRESUID, (int)-n, target);
+    /* While it may (euid 0): what is about to be killed finishes dying
+     * ahead of the host's other tasks (xlreaper_sched.c). */
+    xlreaper__sched_hurry_dying(target);
+    n = xlreaper__helper_setresuid(parent, pet, target, 0);
+    if (n < 0)
+        xlreaper__child_fail(wfd, KILLER_SETRESUID, (int)-n, target);
+    if (xlreaper__raw(SYS_getresuid, &r, &e, &s) < 0 || r != pet ||
+        e != target || s != 0)
+        xlreaper__child_fail(wfd, KILLER_IDS, EPERM, 0);
+    n = xlreaper__caps_none_raw(false);
+    if (n < 0)
+        xlreaper__child_fail(wfd, KILLER_CAPS, (int)-n, 0);
+    xlreaper__raw(SYS_kill, -1, SIGKILL, 0);
+    /* Every task the kill reached has SIGKILL pending and runs no user
+     * code again: the uid can be entered to count it.  A killed task
+     * takes some microseconds to exit and be reaped: a few more looks,
+     * a fraction of a fork's cost, spare the reap a second round. */
+    for (unsigned i = 0;; i++) {
+        struct timespec ts = { 0, (long)KILLER_SETTLE_NS << i };
+
+        n = xlreaper__nproc_others(parent, target, XLREAPER__NPROC_MAX);
+        if (n < 0)
+            xlreaper__child_fail(wfd, KILLER_COUNT, (int)-n, target);
+        if (!n || i == KILLER_SETTLE_LOOKS || !a->settle)
+            break;
+        xlreaper__raw(SYS_nanosleep, &ts, NULL, 0);
+    }
+    xlreaper__child_send(wfd, 0, 0, n);
+    xlreaper__child_exit(0);
+}

@@ -51,7 +51,7 @@ static pthread_mutex_t dumpable_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned dumpable_users;
 static int dumpable_saved;
 
-static void dumpable_hold(void)
+void xlreaper__dumpable_hold(void)
 {
     pthread_mutex_lock(&dumpable_lock);
     if (!dumpable_users++)
@@ -59,7 +59,7 @@ static void dumpable_hold(void)
     pthread_mutex_unlock(&dumpable_lock);
 }
 
-static void dumpable_release(void)
+void xlreaper__dumpable_release(void)
 {
     pthread_mutex_lock(&dumpable_lock);
     /* PR_SET_DUMPABLE takes 0 or 1; a 2 (suid_dumpable) is what the
@@ -85,6 +85,10 @@ int xlreaper__helper_start(xlreaper_ctx *ctx, const char *what,
     vm->parent = getpid();
     if (!XLREAPER__RAW_SYSCALLS) {
         pid = fork();
+        if (pid < 0 && errno == EAGAIN) {
+            LOGE(WARN, "fork for %s", what);
+            return XLREAPER__ERROR_NO_TASK;
+        }
         if (pid < 0) {
             LOGE(ERROR, "fork for %s", what);
             return XLREAPER_ERROR_FAIL;
@@ -108,7 +112,7 @@ int xlreaper__helper_start(xlreaper_ctx *ctx, const char *what,
     }
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    dumpable_hold();
+    xlreaper__dumpable_hold();
     vm->held = true;
     /* vm and arg live in the caller's frame until the helper has been
      * reaped (xlreaper_child.c waits for that before it returns). */
@@ -117,9 +121,13 @@ int xlreaper__helper_start(xlreaper_ctx *ctx, const char *what,
     e = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     if (pid < 0) {
-        errno = e;
-        LOGE(ERROR, "clone for %s", what);
         xlreaper__helper_finish(vm);
+        errno = e;
+        if (e == EAGAIN) {
+            LOGE(WARN, "clone for %s", what);
+            return XLREAPER__ERROR_NO_TASK;
+        }
+        LOGE(ERROR, "clone for %s", what);
         return XLREAPER_ERROR_FAIL;
     }
     *pid_r = pid;
@@ -129,7 +137,7 @@ int xlreaper__helper_start(xlreaper_ctx *ctx, const char *what,
 void xlreaper__helper_finish(xlreaper__helper_vm *vm)
 {
     if (vm->held)
-        dumpable_release();
+        xlreaper__dumpable_release();
     vm->held = false;
     if (vm->stack)
         munmap(vm->stack, HELPER_STACK + GUARD_PAGE);

@@ -248,6 +248,14 @@ _hidden int xlreaper__helper_start(xlreaper_ctx *ctx, const char *what,
                                    int wfd, xlreaper__helper_vm *vm,
                                    pid_t *pid_r);
 _hidden void xlreaper__helper_finish(xlreaper__helper_vm *vm);
+/* Returned by xlreaper__helper_start (and run_helper) when clone or fork
+ * failed with EAGAIN: no task can be created (pids or threads are
+ * exhausted).  Never returned by a public function. */
+#define XLREAPER__ERROR_NO_TASK -100
+/* The caller's dumpable flag, saved by the first holder and put back by
+ * the last: a change of euid on any task sharing the memory clears it. */
+_hidden void xlreaper__dumpable_hold(void);
+_hidden void xlreaper__dumpable_release(void);
 /* Child side, raw: exit_group(status). */
 _hidden void xlreaper__child_exit(int status) __attribute__((noreturn));
 /* Child side, raw: close_range, or one by one.  0 or -errno. */

@@ -53,7 +53,11 @@
  * and removed once the uid is empty; the argument above needs neither.
  */
 #include <limits.h>
+#include <linux/capability.h>
+#include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -75,6 +79,172 @@ static const char *killer_step_name(int step)
     }
 }
 
+/* ---------- the kill when no task can be created ---------- */
+
+/*
+ * When clone fails with EAGAIN (a DM without a process limit holds
+ * every free pid and takes each one freed, or threads-max is reached)
+ * the kill must not need a task: the calling thread makes it itself.
+ * Credentials are per thread in the kernel; glibc's setresuid changes
+ * every thread of the process (it signals each one), so the raw system
+ * call changes this thread's alone, and its other threads stay root.
+ * The thread takes the killer's ids and goes back: the saved uid 0,
+ * kept throughout, allows it, and keeps the permitted capabilities,
+ * which come back as effective ones with the euid 0.
+ *
+ * Why no DM task can signal, trace or read the thread meanwhile:
+ *  - signals: a task may signal another when its real or effective uid
+ *    is the other's real or saved uid.  The thread is (pet, pet, 0)
+ *    while it counts the pet's tasks (the pet runs nothing: no task but
+ *    root's matches), then (pet, uid, 0) up to its kill(-1): a DM task
+ *    (uid, uid, uid) matches neither pet nor 0.  Then it counts what is
+ *    left as (uid, uid, 0), for microseconds: every task with uid as
+ *    its real or saved uid has SIGKILL pending and runs no user code
+ *    again; a live task with uid as its effective uid alone (only a
+ *    privileged task makes one) could, so a /proc scan looks for one
+ *    first and, finding one, counts nothing (the verdict then names it).
+ *    Signals to the process are checked against its leader's ids, to
+ *    the thread against the thread's: both are covered, whichever
+ *    thread this is.  Every catchable signal is blocked on the thread,
+ *    so no handler of the caller's runs with these ids.
+ *  - ptrace and /proc/PID/mem need all three of the thread's ids to
+ *    match the tracer's: its saved uid is 0.  The memory's dumpable flag,
+ *    which the change of euid clears for the whole process, is put back
+ *    after (as for the helpers, xlreaper_clone.c).
+ * A multi-threaded caller (the daemon) stays safe: kill(-1) never
+ * signals the sender's own thread group, and checks every other process
+ * against its leader's ids, which are root's; its other threads keep
+ * their ids.  What is shared is put back: RLIMIT_NPROC (per process; a
+ * thread of the caller that forks meanwhile passes the low soft limit
+ * to its child, which only a spawn would notice, and a spawn needs the
+ * lock held here), PDEATHSIG of this thread (cleared by the change of
+ * euid), and the dumpable flag.  A thread that cannot get back to root
+ * aborts the process: it must not run the caller's code with a DM's ids.
+ */
+static bool unreached_live(xlreaper_ctx *ctx, uid_t uid, bool *found_r)
+{
+    xlreaper_task_list l;
+    int rc;
+
+    *found_r = false;
+    xlreaper_task_list_init(&l);
+    rc = xlreaper_scan_uid(ctx, uid, &l);
+    for (unsigned i = 0; !rc && i < l.num; i++) {
+        const xlreaper_task *t = &l.tasks[i];
+
+        if (t->state != 'Z' && t->state != 'X' && t->ruid != uid &&
+            t->suid != uid)
+            *found_r = true;
+    }
+    xlreaper_task_list_dispose(&l);
+    return rc == 0;
+}
+
+static void back_to_root(xlreaper_ctx *ctx)
+{
+    uid_t r = (uid_t)-1, e = (uid_t)-1, s = (uid_t)-1;
+
+    if (xlreaper__raw(SYS_setresuid, 0, 0, 0) < 0 ||
+        xlreaper__raw(SYS_getresuid, &r, &e, &s) < 0 || r || e || s ||
+        xlreaper__cap_effective(CAP_KILL) != 1) {
+        LOG(CRITICAL, "this thread could not get back to root after a kill "
+                      "from it: aborting");
+        abort();
+    }
+}
+
+static int kill_in_thread(xlreaper_ctx *ctx, uint32_t domid, uid_t pet,
+                          uid_t uid, bool settle, long *left_r)
+{
+    uid_t r = (uid_t)-1, e = (uid_t)-1, s = (uid_t)-1;
+    struct rlimit nproc;
+    sigset_t all, old;
+    int pdeath = 0, step = 0, err = 0;
+    bool unreached = true;
+    long n = -1;
+
+    if (getresuid(&r, &e, &s) < 0 || r || e || s ||
+        getrlimit(RLIMIT_NPROC, &nproc) < 0) {
+        LOGD(ERROR, domid,
+             "no task can be created to kill uid %lu, and this thread is "
+             "not (0, 0, 0) to make the kill itself",
+             (unsigned long)uid);
+        return XLREAPER_ERROR_FAIL;
+    }
+    LOGD(WARN, domid,
+         "no task can be created (pids or threads exhausted): killing uid "
+         "%lu from this thread",
+         (unsigned long)uid);
+    prctl(PR_GET_PDEATHSIG, &pdeath, 0, 0, 0);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    xlreaper__dumpable_hold();
+
+    n = xlreaper__nproc_others(0, pet, XLREAPER__NPROC_MAX);
+    if (n < 0) {
+        step = KILLER_PET_COUNT;
+        err = (int)-n;
+    } else if (n > 0) {
+        step = KILLER_PET_BUSY;
+    } else if ((n = xlreaper__raw(SYS_setresuid, -1, 0, -1)) < 0 ||
+               (xlreaper__sched_hurry_dying(uid),
+                (n = xlreaper__raw(SYS_setresuid, pet, uid, 0)) < 0)) {
+        step = KILLER_SETRESUID;
+        err = (int)-n;
+    } else if (xlreaper__raw(SYS_getresuid, &r, &e, &s) < 0 || r != pet ||
+               e != uid || s != 0) {
+        step = KILLER_IDS;
+        err = EPERM;
+    } else if ((n = xlreaper__caps_none_raw(false)) < 0) {
+        step = KILLER_CAPS;
+        err = (int)-n;
+    } else {
+        xlreaper__raw(SYS_kill, -1, SIGKILL, 0);
+    }
+    back_to_root(ctx);
+
+    /* The count, as the killer makes it, unless a task the kill could
+     * not reach might signal this thread while it has the uid. */
+    if (!step && unreached_live(ctx, uid, &unreached) && !unreached) {
+        pthread_sigmask(SIG_SETMASK, &all, NULL);
+        for (unsigned i = 0;; i++) {
+            struct timespec ts = { 0, (long)KILLER_SETTLE_NS << i };
+
+            n = xlreaper__nproc_others(0, uid, XLREAPER__NPROC_MAX);
+            if (n <= 0 || i == KILLER_SETTLE_LOOKS || !settle)
+                break;
+            xlreaper__raw(SYS_nanosleep, &ts, NULL, 0);
+        }
+        back_to_root(ctx);
+        if (n < 0) {
+            step = KILLER_COUNT;
+            err = (int)-n;
+        }
+    } else if (!step) {
+        n = -1; /* no count: the scan that follows names the task */
+    }
+    setrlimit(RLIMIT_NPROC, &nproc);
+    if (pdeath)
+        prctl(PR_SET_PDEATHSIG, pdeath, 0, 0, 0);
+    xlreaper__dumpable_release();
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+
+    if (step == KILLER_PET_BUSY) {
+        LOGD(ERROR, domid,
+             "the reaper uid %lu runs %ld task(s) (by the kernel's count): "
+             "it must never run anything; refusing to kill",
+             (unsigned long)pet, n);
+        return XLREAPER_ERROR_INVAL;
+    }
+    if (step) {
+        LOGEV(ERROR, err, "domid %u: kill from this thread: %s", domid,
+              killer_step_name(step));
+        return XLREAPER_ERROR_FAIL;
+    }
+    *left_r = n;
+    return 0;
+}
+
 /*
  * One kill(-1) as the pet, and the kernel's count of what is left.
  * 0 with *left_r, or *left_r = -1 when the killer was stopped, killed
@@ -92,6 +262,8 @@ static int kill_round(xlreaper_ctx *ctx, uint32_t domid, uid_t pet, uid_t uid,
 
     rc = xlreaper__run_helper(ctx, "the killer", xlreaper__killer_child, &a, deadline,
                               &rep, &reported, &status, &end);
+    if (rc == XLREAPER__ERROR_NO_TASK)
+        return kill_in_thread(ctx, domid, pet, uid, settle, left_r);
     if (rc)
         return rc;
     *left_r = -1;

@@ -12,7 +12,8 @@
 # Knobs (environment): BENCH_TRIALS, BENCH_BUDGET_MS, BENCH_METHODS,
 # BENCH_SLOW_INIT (bench_race),
 # BENCH_REPS (bench_scale), BENCH_LOCK_REPS (bench_lock),
-# BENCH_START_REPS and BENCH_START_ALT (another xl-reaper, bench_start).
+# BENCH_START_REPS and BENCH_START_ALT (another xl-reaper, bench_start),
+# BENCH_STUCK_REPS (bench_stuck).
 
 BENCH_MINE := scale parts race lock start
 BENCH_BINS := $(patsubst %,$(BUILD)/bench/bench_%,$(BENCH_MINE))
@@ -38,8 +39,10 @@ endif
 # The spawn and daemon helpers' benchmarks, when their fragments are in.
 -include bench/bench_spawn.mk
 -include bench/bench_daemon.mk
+-include bench/bench_stuck.mk
 BENCH_EXTRA := $(if $(wildcard bench/bench_spawn.mk),bench-spawn) \
-	$(if $(wildcard bench/bench_daemon.mk),bench-daemon)
+	$(if $(wildcard bench/bench_daemon.mk),bench-daemon) \
+	$(if $(wildcard bench/bench_stuck.mk),bench-stuck)
 
 $(BUILD)/obj/bench/%.o: CFLAGS_ALL += -Ibench/lib -Itests/lib
 .SECONDARY: $(patsubst %,$(BUILD)/obj/bench/bench_%.o,$(BENCH_MINE))

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
+/*
+ * bench_stuck - one stuck uid must not hold the host (issue 23): while
+ * N DM uids are stuck (N = 1, 12, 64) and reaped over and over, an
+ * unrelated domain's `xl-reaper kill` keeps its p99 within 2x of its
+ * p99 on a quiet host, with no lock timeout.
+ *
+ * A stuck uid: one task of it in D state on a FUSE request that its
+ * root server (tests/progs/fuse_holder) read and never answers, as a
+ * hung NFS server or disk would leave it; SIGKILL does not end it, and
+ * the uid never becomes empty.  The stuck uids are reaped one after
+ * another, for ever, by one process (as the daemon's sweep reaps its
+ * candidates, or spawn --reap-stale a busy uid), each reap waiting for
+ * "empty" until reap_timeout_ms (5000, the default).  The config is the
+ * default otherwise: lock_timeout_ms 10000.
+ *
+ * Quiet host first, same run: the same kills with nothing stuck.
+ * Output: stuck.csv (one row per kill), stuck.summary.md.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+
+#define DOMID0 200     /* the stuck ones: DOMID0 .. DOMID0 + N - 1 */
+#define OTHER_DOMID 300 /* the unrelated domain that is killed */
+
+static const unsigned levels[] = { 0, 1, 12, 64 };
+#define NLEVELS (sizeof(levels) / sizeof(levels[0]))
+
+static char config[512];
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+/* Reaps the stuck uids one after another until SIGTERM; writes how
+ * many reaps it made, and how many said anything but "remain", to fd. */
+static void __attribute__((noreturn)) sweeper(unsigned n, int fd)
+{
+    struct sigaction sa = { .sa_handler = on_term };
+    xlreaper_ctx *ctx = NULL;
+    unsigned reaps = 0, odd = 0;
+    char line[64];
+
+    sigaction(SIGTERM, &sa, NULL);
+    if (xlreaper_ctx_alloc(&ctx, bench_logger()) ||
+        xlreaper_config_load(ctx, config, XLREAPER_CONFIG_MUST_EXIST))
+        _exit(1);
+    while (!stop) {
+        for (unsigned i = 0; i < n && !stop; i++) {
+            xlreaper_reap_result res;
+            int rc;
+
+            xlreaper_reap_result_init(&res);
+            rc = xlreaper_reap_flags(ctx, NULL, DOMID0 + i,
+                                     XLREAPER_REAP_WAIT_EMPTY, &res);
+            reaps++;
+            odd += rc != XLREAPER_ERROR_REMAIN;
+            xlreaper_reap_result_dispose(&res);
+        }
+    }
+    snprintf(line, sizeof(line), "%u %u\n", reaps, odd);
+    (void)!write(fd, line, strlen(line));
+    xlreaper_ctx_free(ctx);
+    _exit(0);
+}
+
+/* fuse_holder for the first n stuck uids; its stdin in *in_r. */
+static pid_t holder_start(unsigned n, int *in_r)
+{
+    char *argv[2 + 64];
+    char args[64][16], line[4096], prog[512];
+    int in[2], out[2];
+    size_t got = 0;
+    ssize_t r;
+    pid_t p;
+
+    snprintf(prog, sizeof(prog), "%s/tests/progs/fuse_holder",
+             getenv("BENCH_BUILD") ? getenv("BENCH_BUILD") : "build");
+    argv[0] = prog;
+    for (unsigned i = 0; i < n; i++) {
+        snprintf(args[i], sizeof(args[i]), "%u",
+                 (unsigned)bench_dm_uid(DOMID0 + i));
+        argv[1 + i] = args[i];
+    }
+    argv[1 + n] = NULL;
+    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
+        bench_die("pipe: %s", strerror(errno));
+    p = fork();
+    if (p < 0)
+        bench_die("fork: %s", strerror(errno));
+    if (p == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    while (got < sizeof(line) - 1 &&
+           (r = read(out[0], line + got, sizeof(line) - 1 - got)) > 0) {
+        got += (size_t)r;
+        if (memchr(line, '\n', got))
+            break;
+    }
+    close(out[0]);
+    line[got] = '\0';
+    if (strncmp(line, "ready", 5))
+        bench_die("fuse_holder did not hold %u uid(s) stuck", n);
+    *in_r = in[1];
+    return p;
+}
+
+int main(void)
+{
+    unsigned reps = bench_env("STUCK_REPS", 200);
+    bench_samples s[NLEVELS] = { { 0 } };
+    unsigned fails[NLEVELS] = { 0 }, locks[NLEVELS] = { 0 };
+    unsigned reaps[NLEVELS] = { 0 }, odd[NLEVELS] = { 0 };
+    double base_p99;
+    FILE *csv, *sum;
+    char dom[16];
+    bool ok = true;
+
+    bench_init("stuck");
+    if (access("/dev/fuse", R_OK | W_OK) < 0)
+        bench_die("no /dev/fuse: no stuck task can be made here");
+    snprintf(config, sizeof(config), "%s/stuck.conf", bench_tmpdir());
+    {
+        FILE *f = fopen(config, "w");
+
+        if (!f)
+            bench_die("%s: %s", config, strerror(errno));
+        fprintf(f, "dm_uid_base = %u\nlock_file = \"%s/lock\"\n",
+                BENCH_UID_BASE, bench_tmpdir());
+        if (fclose(f))
+            bench_die("%s: %s", config, strerror(errno));
+    }
+    snprintf(dom, sizeof(dom), "%u", OTHER_DOMID);
+    csv = bench_csv("stuck", "stuck_uids,rep,kill_us,exit");
+    printf("%-10s %8s %10s %10s %10s %6s %6s %8s\n", "stuck", "kills",
+           "p50 ms", "p99 ms", "max ms", "fail", "lock", "reaps");
+    for (unsigned l = 0; l < NLEVELS; l++) {
+        unsigned n = levels[l];
+        pid_t holder = -1, sw = -1;
+        int holder_in = -1, swp[2] = { -1, -1 };
+
+        if (n) {
+            holder = holder_start(n, &holder_in);
+            if (pipe(swp) < 0)
+                bench_die("pipe: %s", strerror(errno));
+            sw = fork();
+            if (sw < 0)
+                bench_die("fork: %s", strerror(errno));
+            if (sw == 0) {
+                close(swp[0]);
+                sweeper(n, swp[1]);
+            }
+            close(swp[1]);
+            bench_sleep_us(500000); /* the sweep is under way */
+        }
+        for (unsigned r = 0; r < reps; r++) {
+            char *argv[] = { (char *)bench_cli(), "--config", config, "kill",
+                             dom, NULL };
+            int status = 0;
+            int64_t us = bench_run(argv, NULL, 0, &status);
+            int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+
+            if (us < 0)
+                bench_die("running xl-reaper kill");
+            bench_samples_add(&s[l], (double)us / 1000.0);
+            fails[l] += code != 0;
+            locks[l] += code == 2;
+            fprintf(csv, "%u,%u,%lld,%d\n", n, r, (long long)us, code);
+            bench_sleep_us(10000); /* kills now and then, not a storm */
+        }
+        if (n) {
+            char line[64] = "";
+            ssize_t got;
+
+            kill(sw, SIGTERM); /* our child */
+            got = read(swp[0], line, sizeof(line) - 1);
+            if (got > 0)
+                line[got] = '\0';
+            sscanf(line, "%u %u", &reaps[l], &odd[l]);
+            close(swp[0]);
+            waitpid(sw, NULL, 0);
+            close(holder_in);
+            waitpid(holder, NULL, 0);
+        }
+        printf("%-10u %8u %10.2f %10.2f %10.2f %6u %6u %8u\n", n, reps,
+               bench_median(&s[l]), bench_q(&s[l], 0.99),
+               bench_q(&s[l], 1.0), fails[l], locks[l], reaps[l]);
+    }
+    fclose(csv);
+
+    base_p99 = bench_q(&s[0], 0.99);
+    sum = bench_results_file("stuck.summary.md");
+    if (!sum)
+        bench_die("stuck.summary.md: %s", strerror(errno));
+    fprintf(sum, "<!-- %s -->\n", bench_machine());
+    fprintf(sum, "| stuck uids | kills | p50 ms | p99 ms | max ms | p99 / "
+                 "quiet p99 | failed | lock timeouts | reaps of stuck uids "
+                 "meanwhile | goal |\n");
+    fprintf(sum, "|---|---|---|---|---|---|---|---|---|---|\n");
+    for (unsigned l = 0; l < NLEVELS; l++) {
+        double ratio = bench_q(&s[l], 0.99) / base_p99;
+        bool pass = !fails[l] && !locks[l] && (l == 0 || ratio <= 2.0);
+
+        ok = ok && pass;
+        fprintf(sum, "| %u%s | %u | %.2f | %.2f | %.2f | %.2fx | %u | %u | "
+                     "%u%s | %s |\n",
+                levels[l], l == 0 ? " (quiet host)" : "", reps,
+                bench_median(&s[l]), bench_q(&s[l], 0.99),
+                bench_q(&s[l], 1.0), ratio, fails[l], locks[l], reaps[l],
+                odd[l] ? " (some not \"remain\")" : "",
+                l == 0 ? (pass ? "baseline" : "**failed kills**")
+                       : (pass ? "met" : "**missed**"));
+        bench_samples_free(&s[l]);
+    }
+    fclose(sum);
+    printf("bench-stuck: %s\n", ok ? "goal met" : "goal missed");
+    return 0;
+}

@@ -504,9 +504,9 @@ static void test_namespaces(void **state)
 /* ---------- dumpable: what the kernel keeps across execve ---------- */
 
 /*
- * xlreaper_spawn.c says: execve recomputes dumpability, so a probe the
- * DM uid can read is dumpable whatever was set before, and one it can
- * only execute (0711) is not.  This pins that claim to the kernel.
+ * xlreaper_spawn_internal.h says: execve recomputes dumpability, so a
+ * probe the DM uid can read is dumpable whatever was set before, and one
+ * it can only execute (0711) is not.  This pins that claim to the kernel.
  */
 static void test_dumpable_rule(void **state)
 {

@@ -12,11 +12,31 @@ LIB_SO := $(BUILD)/lib/libxlreaper.so.0
 
 all: $(LIB_A) $(LIB_SO)
 
-$(LIB_A): $(LIB_OBJS)
+# The spawn's child (xlreaper_spawn_apply.c) runs between fork and execve
+# in a caller that may be threaded: it may call only what
+# xlreaper_spawn_apply.allow lists.  Every symbol its object leaves
+# undefined is checked against that list, as hooks.mk's core_check checks
+# what a program loads; the sanitizers' own hooks are not calls of ours.
+SPAWN_APPLY_O := $(call obj,tools/libxl-reaper/xlreaper_spawn_apply.c)
+SPAWN_APPLY_ALLOW := tools/libxl-reaper/xlreaper_spawn_apply.allow
+SPAWN_APPLY_OK := $(SPAWN_APPLY_O).allowed
+
+$(SPAWN_APPLY_OK): $(SPAWN_APPLY_O) $(SPAWN_APPLY_ALLOW)
+	@nm -u $< | awk '{ sub(/@.*/, "", $$NF); print $$NF }' | \
+		grep -Ev '^__(asan|ubsan|sanitizer|lsan|msan|tsan|sancov)_|^__(start|stop)___sancov_' | \
+		sort -u >$@.syms
+	@grep -Ev '^(#|$$)' $(SPAWN_APPLY_ALLOW) | sort -u >$@.list
+	@bad=$$(comm -23 $@.syms $@.list); rm -f $@.syms $@.list; \
+	if [ -n "$$bad" ]; then \
+		echo "$<: calls what a spawn child may not (not in" \
+			"$(SPAWN_APPLY_ALLOW)):" $$bad >&2; exit 1; fi
+	@touch $@
+
+$(LIB_A): $(LIB_OBJS) | $(SPAWN_APPLY_OK)
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
-$(LIB_SO): $(LIB_OBJS)
+$(LIB_SO): $(LIB_OBJS) | $(SPAWN_APPLY_OK)
 	@mkdir -p $(@D)
 	$(CC) -shared -Wl,-soname,libxlreaper.so.0 $(LDFLAGS_ALL) -o $@ $^ \
 		$(PKG_LIBS) -lpthread

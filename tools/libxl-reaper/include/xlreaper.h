@@ -467,7 +467,7 @@ int xlreaper_spawn_exec(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
  * As xlreaper_spawn_exec, but in a forked child; the parent learns of
  * any failing step through a CLOEXEC pipe and reports it.  In exec mode
  * the child itself checks, as it takes the uid, that the uid has no
- * other task (no probe process; see xlreaper_spawn.c).  Safe to call
+ * other task (no probe process; see xlreaper_spawn_apply.c).  Safe to call
  * from a threaded caller (one ctx per thread).  On success
  * *pid_r is the DM's pid and, if pidfd_r is not NULL, *pidfd_r a pidfd
  * for it (O_CLOEXEC; the caller closes it).  The caller reaps the child.

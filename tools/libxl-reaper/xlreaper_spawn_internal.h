@@ -1,0 +1,131 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
+/*
+ * xlreaper_spawn_internal.h - starting a device model already inside its
+ * uid: what the three parts of a spawn share, and nothing else uses.
+ *
+ * Plan in the parent, apply in the child: everything that can fail for
+ * an ordinary reason (config, paths, ids, the descriptors to keep, the
+ * QEMU command line) is computed into a plan first; between fork and
+ * execve the child only applies it, with async-signal-safe calls on
+ * memory prepared before (the caller may be threaded: libxl callers run
+ * several ctxs at once), checking each step and reporting a failure as
+ * (step, errno) through a CLOEXEC pipe.  EOF on the pipe means execve
+ * succeeded.  Three files, one part each:
+ *
+ *   xlreaper_spawn_plan.c   the plan: config and command line in, a plan
+ *                           out; it starts, joins or changes nothing
+ *   xlreaper_spawn_apply.c  the child's half, between fork and execve:
+ *                           async-signal-safe calls only; the build
+ *                           checks every symbol it leaves undefined
+ *                           against xlreaper_spawn_apply.allow (lib.mk)
+ *   xlreaper_spawn.c        the parent's run: the lock, the uid check,
+ *                           the cgroup, the fork, the bounded wait, and
+ *                           what a failed step is logged as
+ *
+ * Two ways to take the DM uid (uid_switch):
+ *   "exec"   we switch before execve: the DM never runs as root.  For a
+ *            program that needs no root.
+ *   "runas"  QEMU with -xen-domid-restrict must open Xen's devices before
+ *            it drops root, so upstream passes -runas uid:gid and lets QEMU
+ *            switch itself (then it chroots with -chroot, which is why we
+ *            do not: an empty chroot holds neither QEMU's libraries nor
+ *            /dev/xen).  We set everything else, stay root, and make the
+ *            command line carry exactly this domain's ids.  Until QEMU's
+ *            setuid the DM is outside its uid: the spawn records its pid
+ *            under the lock, and every reap of the domid kills it first
+ *            (xlreaper_dmpid.c).
+ *
+ * RLIMIT_NPROC is a process's own limit checked against the count of its
+ * real uid.  In exec mode that is the DM uid from the start.  In runas
+ * mode the real uid is root's until QEMU switches, and root is exempt
+ * (CAP_SYS_RESOURCE); once QEMU has called setuid every one of its
+ * threads counts against the DM uid and the limit binds.  It bounds no
+ * other process: one outside the DM that takes the uid keeps its own.
+ *
+ * PR_SET_DUMPABLE: the kernel recomputes dumpability at execve
+ * (begin_new_exec): a program the new uid may read becomes dumpable
+ * again, one it may not read (mode 0711) stays not.  So "dumpable = 0"
+ * covers the window up to execve; for the DM itself, make its binary
+ * unreadable to the DM uid, or use runas mode, where QEMU's own setuid
+ * makes it non-dumpable (fs.suid_dumpable = 0).
+ */
+#ifndef XLREAPER_SPAWN_INTERNAL_H
+#define XLREAPER_SPAWN_INTERNAL_H
+
+#include <sys/resource.h>
+
+#include "xlreaper_internal.h"
+
+#define MAX_RL (1 + XLREAPER_MAX_RLIMITS)
+#define MAX_PRESERVE (XLREAPER__MAX_KEEP_FDS + 4)
+
+struct xlreaper_spawn_plan {
+    uint32_t domid;
+    uid_t uid;
+    gid_t gid;
+    xlreaper_uid_switch mode;
+    char *path;
+    char **argv;
+    char **envp; /* borrowed: the environment at plan time */
+    int keep[XLREAPER__MAX_KEEP_FDS]; /* > 2, sorted */
+    unsigned num_keep;
+    struct {
+        int resource;
+        rlim_t limit;
+    } rl[MAX_RL];
+    unsigned num_rl;
+    bool unshare_ipc_mount, unshare_net, dumpable;
+    char *chroot_dir; /* we chroot here (exec mode), or NULL */
+    int exe_fd;       /* O_PATH to path, for execveat in the chroot */
+    char *cgroup_parent;
+    xlreaper__setid_filter setid; /* built here, installed by the child */
+};
+
+/* One spawn of a plan: the descriptors that exist only for it. */
+typedef struct {
+    const xlreaper_spawn_plan *plan;
+    int wfd;        /* report pipe (fork mode), or -1 */
+    int cgroup_fd;  /* cgroup.procs, or -1 */
+    bool uid_check; /* the child checks the uid is empty (uid_check) */
+    int preserve[MAX_PRESERVE]; /* sorted, > 2: kept + our own */
+    unsigned num_preserve;
+} xlreaper__spawn_run;
+
+/* The steps, in the order they are applied. */
+enum {
+    STEP_SIGNALS = 1,
+    STEP_CLOSE_FDS,
+    STEP_STDIO,
+    STEP_KEEP_FD,
+    STEP_SETGROUPS,
+    STEP_SETRESGID,
+    STEP_RLIMIT,
+    STEP_UNSHARE_NS,
+    STEP_UNSHARE_NET,
+    STEP_CHROOT,
+    STEP_CHDIR,
+    STEP_CGROUP,
+    STEP_SETRESUID,
+    STEP_UID_BUSY,
+    STEP_RLIMIT_RAISE,
+    STEP_CHECK_IDS,
+    STEP_CHECK_CAPS,
+    STEP_NO_NEW_PRIVS,
+    STEP_DUMPABLE,
+    STEP_SETID_FILTER,
+    STEP_EXECVE,
+};
+
+/* "RLIMIT_NOFILE" for RLIMIT_NOFILE, for the log (xlreaper_spawn_plan.c). */
+_hidden const char *xlreaper__spawn_rlimit_name(int resource);
+
+/*
+ * Applies run's plan to the calling process and execs.  Returns only on
+ * failure: with run->wfd >= 0 (a forked child) it reports (step, errno,
+ * detail) on wfd and _exits; in place it sets *step_r, *err_r and
+ * *detail_r and returns.  Async-signal-safe (xlreaper_spawn_apply.c).
+ */
+_hidden void xlreaper__spawn_apply(const xlreaper__spawn_run *run, int *step_r,
+                                   int *err_r, long *detail_r);
+
+#endif /* XLREAPER_SPAWN_INTERNAL_H */

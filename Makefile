@@ -68,6 +68,15 @@ include tests/e2e/e2e.mk
 include docs/libxl-patches/patches.mk
 include debian/deb.mk
 
+# The code style (.clang-format) on what changed since the style last
+# changed (scripts/format-check says why not the whole tree); .ci/run
+# calls it.  FORMAT_BASE=<commit> checks what changed since another.
+FORMAT_BASE ?= $(shell git log -1 --format=%H -- .clang-format 2>/dev/null)
+.PHONY: format-check
+format-check:
+	scripts/install-deps clang-format
+	scripts/format-check $(FORMAT_BASE)
+
 clean:
 	rm -rf build
 

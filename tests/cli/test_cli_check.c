@@ -10,7 +10,6 @@
  * are named xlrtest-*, and removed).  No process runs under them.
  */
 #include <fcntl.h>
-#include <grp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -456,11 +455,7 @@ static void test_not_root(void **state)
         char *argv[] = { S.cli, "--config", cfg, "check", NULL };
 
         dup2(p[1], 2);
-        if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-            setresuid(65534, 65534, 65534) < 0)
-            _exit(100);
-        execv(S.cli, argv);
-        _exit(101);
+        xlrt_exec_as(65534, 65534, argv);
     }
     close(p[1]);
     err = xlrt_read_to_eof(p[0]);

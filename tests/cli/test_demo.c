@@ -220,11 +220,7 @@ static void test_refuses_non_root(void **state)
         char *argv[] = { "/bin/sh", S.demo_copy, NULL };
 
         dup2(p[1], 2);
-        if (setgroups(0, NULL) < 0 || setresgid(65534, 65534, 65534) < 0 ||
-            setresuid(65534, 65534, 65534) < 0)
-            _exit(100);
-        execv(argv[0], argv);
-        _exit(101);
+        xlrt_exec_as(65534, 65534, argv);
     }
     close(p[1]);
     err = xlrt_read_to_eof(p[0]);

@@ -221,6 +221,23 @@ void xlrt_nursery_stop(pid_t nursery)
 
 /* ---------- bystanders ---------- */
 
+int xlrt_become(uid_t uid, gid_t gid)
+{
+    if (syscall(SYS_setgroups, 0, NULL) ||
+        syscall(SYS_setresgid, gid, gid, gid) ||
+        syscall(SYS_setresuid, uid, uid, uid))
+        return -1;
+    return 0;
+}
+
+void xlrt_exec_as(uid_t uid, gid_t gid, char *const argv[])
+{
+    if (xlrt_become(uid, gid) < 0)
+        _exit(100);
+    execv(argv[0], argv);
+    _exit(101);
+}
+
 pid_t xlrt_bystander_start(uid_t uid)
 {
     int p[2];
@@ -232,9 +249,7 @@ pid_t xlrt_bystander_start(uid_t uid)
     assert_true(pid >= 0);
     if (pid == 0) {
         close(p[0]);
-        if (syscall(SYS_setgroups, 0, NULL) ||
-            syscall(SYS_setresgid, uid, uid, uid) ||
-            syscall(SYS_setresuid, uid, uid, uid))
+        if (xlrt_become(uid, uid) < 0)
             _exit(1);
         /* After the switch: a change of credentials clears it. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);

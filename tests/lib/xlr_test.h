@@ -88,6 +88,18 @@ pid_t xlrt_euid_holder_start(uid_t uid);
  * leader's ids and cannot signal it.  Stop it like a bystander. */
 pid_t xlrt_thread_holder_start(uid_t uid);
 
+/*
+ * In a forked child: drops every supplementary group and takes gid and
+ * uid as all three of its group and user ids, in that order (raw system
+ * calls, for this task alone).  0, or -1 with errno set.
+ */
+int xlrt_become(uid_t uid, gid_t gid);
+/* In a forked child: xlrt_become(uid, gid), then execv(argv[0], argv).
+ * Never returns: exits 100 when the ids could not be taken, 101 when
+ * execv failed. */
+void xlrt_exec_as(uid_t uid, gid_t gid, char *const argv[])
+    __attribute__((noreturn));
+
 /* A task that sleeps under uid (all three ids) until stopped. */
 pid_t xlrt_bystander_start(uid_t uid);
 /* True when pid lives and is not a zombie. */

@@ -734,10 +734,7 @@ static void test_stale_zombie_refused(void **state)
 
     assert_true(z >= 0);
     if (z == 0) {
-        uid_t u = BASE + 28;
-        if (setgroups(0, NULL) || setresgid(u, u, u) || setresuid(u, u, u))
-            _exit(1);
-        _exit(0);
+        _exit(xlrt_become(BASE + 28, BASE + 28) < 0);
     }
     /* Exited, not reaped: wait for the zombie without reaping it. */
     siginfo_t si;
@@ -758,7 +755,7 @@ static void stale_dm(void *arg)
 {
     uid_t u = (uid_t)(uintptr_t)arg;
 
-    if (setgroups(0, NULL) || setresgid(u, u, u) || setresuid(u, u, u))
+    if (xlrt_become(u, u) < 0)
         _exit(1);
     /* After the switch, which clears it: dies with the nursery. */
     prctl(PR_SET_PDEATHSIG, SIGKILL);

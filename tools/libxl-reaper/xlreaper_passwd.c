@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,40 +17,106 @@
 
 #include "xlreaper_internal.h"
 
-/* getpwnam_r with a buffer grown on ERANGE, as libxl's userlookup does. */
+/*
+ * The *_r functions of passwd and group all say ERANGE when the buffer
+ * is too small for the entry, and then give the same entry again with a
+ * bigger one (libxl's userlookup does the same).  next() calls one of
+ * them with buf and returns its error number, ENOENT for "no (more)
+ * entry"; read_entry grows *buf, up to max bytes, until next() stops
+ * asking.  0, with the entry in next's state or (its res NULL) none, or
+ * a negative code.
+ */
+static int read_entry(int (*next)(void *state, char *buf, size_t n),
+                      void *state, char **buf, size_t *bufsz, size_t max)
+{
+    int r;
+
+    while ((r = next(state, *buf, *bufsz)) == ERANGE) {
+        char *nbuf = *bufsz < max ? realloc(*buf, *bufsz * 2) : NULL;
+        if (!nbuf)
+            return XLREAPER_ERROR_NOMEM;
+        *buf = nbuf;
+        *bufsz *= 2;
+    }
+    if (r && r != ENOENT && r != ESRCH) {
+        errno = r;
+        return XLREAPER_ERROR_FAIL;
+    }
+    return 0;
+}
+
+typedef struct {
+    const char *name; /* by_name's key */
+    FILE *f;          /* fgetpwent_r's stream */
+    struct passwd pw, *res;
+} pw_state;
+
+typedef struct {
+    gid_t gid; /* group_by_gid's key */
+    struct group gr, *res;
+} gr_state;
+
+/* The next()s of read_entry: res NULL after 0 is "no entry". */
+static int pwnam_next(void *state, char *buf, size_t n)
+{
+    pw_state *st = state;
+    int r = getpwnam_r(st->name, &st->pw, buf, n, &st->res);
+
+    return r ? r : st->res ? 0 : ENOENT;
+}
+
+static int pwent_next(void *state, char *buf, size_t n)
+{
+    pw_state *st = state;
+    int r = getpwent_r(&st->pw, buf, n, &st->res);
+
+    return r ? r : st->res ? 0 : ENOENT;
+}
+
+static int fpwent_next(void *state, char *buf, size_t n)
+{
+    pw_state *st = state;
+    int r = fgetpwent_r(st->f, &st->pw, buf, n, &st->res);
+
+    return r ? r : st->res ? 0 : ENOENT;
+}
+
+static int grgid_next(void *state, char *buf, size_t n)
+{
+    gr_state *st = state;
+    int r = getgrgid_r(st->gid, &st->gr, buf, n, &st->res);
+
+    return r ? r : st->res ? 0 : ENOENT;
+}
+
+static int grent_next(void *state, char *buf, size_t n)
+{
+    gr_state *st = state;
+    int r = getgrent_r(&st->gr, buf, n, &st->res);
+
+    return r ? r : st->res ? 0 : ENOENT;
+}
+
 static int system_by_name(void *opaque, const char *name, uid_t *uid_r,
                           gid_t *gid_r, bool *found_r)
 {
     long sz = sysconf(_SC_GETPW_R_SIZE_MAX);
     size_t bufsz = sz > 0 ? (size_t)sz : 1024;
-    struct passwd pw, *res;
-    char *buf = NULL;
-    int r;
+    pw_state st = { .name = name };
+    char *buf = malloc(bufsz);
+    int rc;
 
     (void)opaque;
-    for (;;) {
-        char *nbuf = realloc(buf, bufsz);
-        if (!nbuf) {
-            free(buf);
-            return XLREAPER_ERROR_NOMEM;
-        }
-        buf = nbuf;
-        r = getpwnam_r(name, &pw, buf, bufsz, &res);
-        if (r != ERANGE)
-            break;
-        bufsz *= 2;
-    }
-    if (r == 0 && res) {
-        *uid_r = res->pw_uid;
-        *gid_r = res->pw_gid;
+    if (!buf)
+        return XLREAPER_ERROR_NOMEM;
+    rc = read_entry(pwnam_next, &st, &buf, &bufsz, SIZE_MAX / 2);
+    *found_r = !rc && st.res;
+    if (*found_r) {
+        *uid_r = st.res->pw_uid;
+        *gid_r = st.res->pw_gid;
     }
     free(buf);
-    if (r != 0 && r != ENOENT && r != ESRCH) {
-        errno = r;
-        return XLREAPER_ERROR_FAIL;
-    }
-    *found_r = r == 0 && res;
-    return 0;
+    return rc;
 }
 
 /*
@@ -63,125 +130,71 @@ static int system_each(void *opaque,
                        int (*fn)(void *arg, const char *name, uid_t uid),
                        void *arg)
 {
-    struct passwd pw, *res;
     size_t bufsz = 4096;
     char *buf = malloc(bufsz);
-    int r, rc = 0;
+    pw_state st = { 0 };
+    int rc;
 
     (void)opaque;
     if (!buf)
         return XLREAPER_ERROR_NOMEM;
     pthread_mutex_lock(&walk_lock);
     setpwent();
-    for (;;) {
-        r = getpwent_r(&pw, buf, bufsz, &res);
-        if (r == ERANGE) {
-            /* The same entry is returned again with a bigger buffer. */
-            char *nbuf = bufsz < (1u << 20) ? realloc(buf, bufsz * 2) : NULL;
-            if (!nbuf) {
-                rc = XLREAPER_ERROR_NOMEM;
-                break;
-            }
-            buf = nbuf;
-            bufsz *= 2;
-            continue;
-        }
-        if (r == ENOENT || (r == 0 && !res))
-            break;
-        if (r) {
-            errno = r;
-            rc = XLREAPER_ERROR_FAIL;
-            break;
-        }
-        rc = fn(arg, res->pw_name, res->pw_uid);
-        if (rc)
-            break;
-    }
+    while (!(rc = read_entry(pwent_next, &st, &buf, &bufsz, 1u << 20)) &&
+           st.res && !(rc = fn(arg, st.res->pw_name, st.res->pw_uid)))
+        ;
     endpwent();
     pthread_mutex_unlock(&walk_lock);
     free(buf);
     return rc;
 }
 
-/* As system_each, over getgrent_r; the same lock serialises both. */
+/* As system_each, over getgrent_r; the same lock serialises both.  A
+ * group with many members may need a large buffer. */
 static int system_each_group(void *opaque,
                              int (*fn)(void *arg, const char *name, gid_t gid,
                                        char *const *members),
                              void *arg)
 {
-    struct group gr, *res;
     size_t bufsz = 4096;
     char *buf = malloc(bufsz);
-    int r, rc = 0;
+    gr_state st = { 0 };
+    int rc;
 
     (void)opaque;
     if (!buf)
         return XLREAPER_ERROR_NOMEM;
     pthread_mutex_lock(&walk_lock);
     setgrent();
-    for (;;) {
-        r = getgrent_r(&gr, buf, bufsz, &res);
-        if (r == ERANGE) {
-            /* A group with many members: the same entry comes again. */
-            char *nbuf = bufsz < (1u << 24) ? realloc(buf, bufsz * 2) : NULL;
-            if (!nbuf) {
-                rc = XLREAPER_ERROR_NOMEM;
-                break;
-            }
-            buf = nbuf;
-            bufsz *= 2;
-            continue;
-        }
-        if (r == ENOENT || (r == 0 && !res))
-            break;
-        if (r) {
-            errno = r;
-            rc = XLREAPER_ERROR_FAIL;
-            break;
-        }
-        rc = fn(arg, res->gr_name, res->gr_gid, res->gr_mem);
-        if (rc)
-            break;
-    }
+    while (!(rc = read_entry(grent_next, &st, &buf, &bufsz, 1u << 24)) &&
+           st.res &&
+           !(rc = fn(arg, st.res->gr_name, st.res->gr_gid, st.res->gr_mem)))
+        ;
     endgrent();
     pthread_mutex_unlock(&walk_lock);
     free(buf);
     return rc;
 }
 
-/* getgrgid_r with a buffer grown on ERANGE, as system_by_name does. */
 static int system_group_by_gid(void *opaque, gid_t gid, char *name, size_t n,
                                bool *members_r, bool *found_r)
 {
     size_t bufsz = 4096;
-    struct group gr, *res;
-    char *buf = NULL;
-    int r;
+    gr_state st = { .gid = gid };
+    char *buf = malloc(bufsz);
+    int rc;
 
     (void)opaque;
-    for (;;) {
-        char *nbuf = realloc(buf, bufsz);
-        if (!nbuf) {
-            free(buf);
-            return XLREAPER_ERROR_NOMEM;
-        }
-        buf = nbuf;
-        r = getgrgid_r(gid, &gr, buf, bufsz, &res);
-        if (r != ERANGE || bufsz >= (1u << 24))
-            break;
-        bufsz *= 2;
-    }
-    *found_r = r == 0 && res;
+    if (!buf)
+        return XLREAPER_ERROR_NOMEM;
+    rc = read_entry(grgid_next, &st, &buf, &bufsz, 1u << 24);
+    *found_r = !rc && st.res;
     if (*found_r) {
-        snprintf(name, n, "%s", res->gr_name);
-        *members_r = res->gr_mem && res->gr_mem[0];
+        snprintf(name, n, "%s", st.res->gr_name);
+        *members_r = st.res->gr_mem && st.res->gr_mem[0];
     }
     free(buf);
-    if (r != 0 && r != ENOENT && r != ESRCH) {
-        errno = r;
-        return XLREAPER_ERROR_FAIL;
-    }
-    return 0;
+    return rc;
 }
 
 const xlreaper__passwd_ops xlreaper__passwd_system = {
@@ -216,42 +229,21 @@ static int files_each_entry(void *opaque,
 {
     size_t bufsz = 1024;
     char *buf = malloc(bufsz);
-    struct passwd pw, *res;
-    FILE *f;
-    int r, rc;
+    pw_state st = { 0 };
+    int rc;
 
     if (!buf)
         return XLREAPER_ERROR_NOMEM;
-    rc = files_open(opaque, &f);
+    rc = files_open(opaque, &st.f);
     if (rc) {
         free(buf);
         return rc > 0 ? 0 : rc; /* no file: no users */
     }
-    for (;;) {
-        r = fgetpwent_r(f, &pw, buf, bufsz, &res);
-        if (r == ERANGE) {
-            /* The stream is put back before the line: again, bigger. */
-            char *nbuf = bufsz < (1u << 20) ? realloc(buf, bufsz * 2) : NULL;
-            if (!nbuf) {
-                rc = XLREAPER_ERROR_NOMEM;
-                break;
-            }
-            buf = nbuf;
-            bufsz *= 2;
-            continue;
-        }
-        if (r == ENOENT || (!r && !res))
-            break; /* the end */
-        if (r) {
-            errno = r;
-            rc = XLREAPER_ERROR_FAIL;
-            break;
-        }
-        rc = fn(arg, res);
-        if (rc)
-            break;
-    }
-    fclose(f);
+    /* On ERANGE the stream is put back before the line: read again. */
+    while (!(rc = read_entry(fpwent_next, &st, &buf, &bufsz, 1u << 20)) &&
+           st.res && !(rc = fn(arg, st.res)))
+        ;
+    fclose(st.f);
     free(buf);
     return rc;
 }

@@ -652,6 +652,80 @@ static void test_libxl_probe_exit_keeps_dm_socket(void **state)
     close(probe);
 }
 
+/*
+ * libvirt's libxl driver runs "<emulator> -help" as root to tell
+ * qemu-xen from qemu-traditional (libxlDomainGetEmulatorType): QEMU's
+ * own text answers it, on stdout, and nothing is planned for a domain.
+ */
+static void test_libvirt_help_answered_by_qemu(void **state)
+{
+    static const struct {
+        const char *help, *version;
+    } cases[] = { { "7.2", "QEMU emulator version 7.2." },
+                  { "10.0", "QEMU emulator version 10.0." } };
+    fixture *f = *state;
+    char *const args[] = { "-help", NULL };
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        run_result r;
+
+        run_wrapper(f, cases[i].help, args, &r);
+        if (exit_code(&r) != 0)
+            fail_msg("wrapper exit %d, stderr:\n%s", exit_code(&r), r.err);
+        if (!strstr(r.out, cases[i].version))
+            fail_msg("QEMU %s's -help text not on stdout:\n%s",
+                     cases[i].help, r.out);
+        if (!strstr(r.err, "libvirt's look at the emulator"))
+            fail_msg("no notice line in stderr:\n%s", r.err);
+        run_result_dispose(&r);
+    }
+}
+
+/* "-version" likewise: QEMU in place, as root, argv unchanged but for
+ * argv[0], and none of the caller's descriptors above 2. */
+static void test_libvirt_version_root_no_fds(void **state)
+{
+    fixture *f = *state;
+    int stray = open("/dev/null", O_RDWR); /* inheritable: closed */
+    char *const args[] = { "-version", NULL };
+    char want[4200];
+    char *seen;
+    run_result r;
+
+    assert_true(stray > 2);
+    run_wrapper(f, "10.0", args, &r);
+    expect_ran(&r);
+    seen = args_seen(r.out);
+    assert_string_equal(seen, "-version");
+    snprintf(want, sizeof(want), "arg=%s", f->fake);
+    assert_true(xlrt_has_line(r.out, want));
+    assert_true(xlrt_has_line(r.out, "ids=0,0,0:0,0,0"));
+    if (!xlrt_has_line(r.out, "fds=0,1,2"))
+        fail_msg("descriptors leaked to QEMU:\n%s", r.out);
+    free(seen);
+    run_result_dispose(&r);
+    close(stray);
+}
+
+/* Only "-help" or "-version" alone: anything more or else without
+ * -xen-domid is refused, and QEMU never runs. */
+static void test_libvirt_probe_shape_exact(void **state)
+{
+    fixture *f = *state;
+    const char *const cases[][3] = {
+        { "-help", "-version" }, { "-version", "-help" },
+        { "-help", "-S" },       { "--help=x" },
+        { "-helpx" },            { "help" },
+    };
+    run_result r;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        run_wrapper(f, "10.0", (char *const *)cases[i], &r);
+        expect_refused(&r, "no -xen-domid");
+        run_result_dispose(&r);
+    }
+}
+
 /* Only that exact line is the probe: anything else without -xen-domid
  * is refused as before, and QEMU never runs. */
 static void test_libxl_probe_shape_exact(void **state)
@@ -929,6 +1003,9 @@ int main(void)
         T(test_libxl_probe_runs_unchanged),
         T(test_libxl_probe_shape_exact),
         T(test_libxl_probe_exit_keeps_dm_socket),
+        T(test_libvirt_help_answered_by_qemu),
+        T(test_libvirt_version_root_no_fds),
+        T(test_libvirt_probe_shape_exact),
         T(test_libxl420_dm_line),
         T(test_run_with_added),
         T(test_run_with_refused),

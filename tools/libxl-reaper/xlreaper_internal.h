@@ -554,6 +554,11 @@ _hidden int xlreaper__qemu_probe(xlreaper_ctx *ctx, uint32_t domid,
 
 /* ---------- spawn: descriptors and cgroups ---------- */
 
+/* Closes every descriptor but 0-2 and keep (every one above 2 when keep
+ * is below 3), for a root QEMU a toolstack's probe runs
+ * (xlreaper_libxl_probe.c).  0, or -1 with errno. */
+_hidden int xlreaper__close_all_but(int keep);
+
 /*
  * Logs every descriptor open to /dev/xen/ or /proc/xen/ (the toolstack
  * leak the upstream deprivilege mail worries about): as a warning when

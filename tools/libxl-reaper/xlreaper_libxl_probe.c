@@ -122,15 +122,19 @@ int xlreaper_libxl_probe_line(char *const argv[], int *fd_r)
     return 1;
 }
 
-/* Every descriptor but 0-2 and keep: close_range, or one by one on a
- * kernel before 5.9 (up to the hard NOFILE limit, bounded). */
-static int close_all_but(int keep)
+/* Every descriptor but 0-2 and keep (none when keep < 3): close_range,
+ * or one by one on a kernel before 5.9 (up to the hard NOFILE limit,
+ * bounded). */
+int xlreaper__close_all_but(int keep)
 {
     struct rlimit rl;
     long max;
 
+    if (keep < 3 && syscall(SYS_close_range, 3u, ~0u, 0u) == 0)
+        return 0;
     /* close_range refuses lo > hi: nothing below keep when it is 3. */
-    if ((keep == 3 ||
+    if (keep >= 3 &&
+        (keep == 3 ||
          syscall(SYS_close_range, 3u, (unsigned)keep - 1, 0u) == 0) &&
         syscall(SYS_close_range, (unsigned)keep + 1, ~0u, 0u) == 0)
         return 0;
@@ -236,7 +240,7 @@ int xlreaper_libxl_probe_exec(xlreaper_ctx *ctx, const char *path,
         qargv[i] = argv[i];
     qargv[NUM_PROBE_ARGS + 1] = NULL;
 
-    if (close_all_but(fd) < 0) {
+    if (xlreaper__close_all_but(fd) < 0) {
         LOGE(ERROR, "probe: closing descriptors");
         return XLREAPER_ERROR_FAIL;
     }

@@ -512,6 +512,25 @@ int xlreaper_libxl_probe_line(char *const argv[], int *fd_r);
 int xlreaper_libxl_probe_exec(xlreaper_ctx *ctx, const char *path,
                               char *const argv[]);
 
+/*
+ * libvirt's libxl driver runs the <emulator> it is given, as root and
+ * before it calls libxl, as "<emulator> -help" (libxlDomainGetEmulatorType:
+ * the text tells it qemu-xen from qemu-traditional); a later libvirt may
+ * ask "-version" too.  Neither is for a domain.
+ *
+ * xlreaper_libvirt_probe_line: 1 if argv (argv[0] the program, NULL
+ * terminated) is exactly one of those, else 0.
+ *
+ * xlreaper_libvirt_probe_exec: execs path in this process with that one
+ * argument (argv[0] becomes path), as root as libvirt would have run
+ * QEMU itself, with only descriptors 0-2 left open: QEMU prints its text
+ * and exits, running no guest and nothing under a DM uid.  Returns only
+ * on failure: _INVAL (not such a line), _FAIL (closing, execve), logged.
+ */
+int xlreaper_libvirt_probe_line(char *const argv[]);
+int xlreaper_libvirt_probe_exec(xlreaper_ctx *ctx, const char *path,
+                                char *const argv[]);
+
 /* ---------- audit ---------- */
 
 /*

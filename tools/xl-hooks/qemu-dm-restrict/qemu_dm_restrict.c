@@ -44,8 +44,13 @@
  * exactly that and nothing else (xlreaper_libxl_probe.c).  It is for no
  * domain: we exec qemu_path in place with the same arguments, keeping
  * only 0-2 and N open, as root (libxl runs the probe as root without a
- * wrapper too), and log one line saying so.  Any other line without
- * -xen-domid is refused.
+ * wrapper too), and log one line saying so.
+ *
+ * libvirt's libxl driver, given us as a domain's <emulator>, runs
+ * "<emulator> -help" as root first to learn the emulator's type
+ * (xlreaper_libvirt_probe.c): that line, or "-version", alone, is
+ * answered by exec'ing qemu_path with it, as root, 0-2 open, one line
+ * logged.  Any other line without -xen-domid is refused.
  *
  * The config file is $XL_REAPER_CONFIG when set (it must then exist),
  * else /etc/xen/xl-reaper.conf, whose absence means the defaults.
@@ -207,6 +212,21 @@ static int run_probe(xlreaper_ctx *ctx, const char *qemu, char **argv, int fd)
     return rc == XLREAPER_ERROR_FAIL ? EXIT_FAILED : EXIT_REFUSED;
 }
 
+/* libvirt's "-help" or "-version" (see xlreaper_libvirt_probe.c): its
+ * answer goes to stdout, so our line goes to stderr.  Only failures
+ * return. */
+static int run_libvirt_probe(xlreaper_ctx *ctx, const char *qemu,
+                             char **argv)
+{
+    int rc;
+
+    say_at("notice", "%s (libvirt's look at the emulator): exec %s as "
+           "root, no domain uid", argv[1], qemu);
+    rc = xlreaper_libvirt_probe_exec(ctx, qemu, argv);
+    say("%s: %s: %s not started", argv[1], xlreaper_strerror(rc), qemu);
+    return rc == XLREAPER_ERROR_FAIL ? EXIT_FAILED : EXIT_REFUSED;
+}
+
 int main(int argc, char **argv)
 {
     xentoollog_logger_stdiostream *lg = NULL;
@@ -217,13 +237,15 @@ int main(int argc, char **argv)
     char **qargv = NULL;
     uint32_t domid = 0;
     int rc, ret = EXIT_REFUSED, probe_fd = -1;
-    bool probe;
+    bool probe, libvirt_probe;
 
     if (argc < 1)
         return EXIT_REFUSED;
     if (own_option(argc, argv))
         return 0;
     probe = xlreaper_libxl_probe_line(argv, &probe_fd) == 1;
+    libvirt_probe = xlreaper_libvirt_probe_line(argv) == 1;
+    probe = probe || libvirt_probe;
     if (!probe && find_domid(argc, argv, &domid) < 0)
         return EXIT_REFUSED;
     lg = xtl_createlogger_stdiostream(stderr, XTL_NOTICE, 0);
@@ -250,6 +272,10 @@ int main(int argc, char **argv)
     cfg = xlreaper_config_get(ctx);
     if (check_qemu(cfg->qemu_path) < 0)
         goto out;
+    if (libvirt_probe) {
+        ret = run_libvirt_probe(ctx, cfg->qemu_path, argv);
+        goto out;
+    }
     if (probe) {
         ret = run_probe(ctx, cfg->qemu_path, argv, probe_fd);
         goto out;

@@ -209,6 +209,17 @@ int main(void)
     if (!sum)
         bench_die("stuck.summary.md: %s", strerror(errno));
     fprintf(sum, "<!-- %s -->\n", bench_machine());
+    fprintf(sum,
+            "Each stuck uid: one task of it in D state on a FUSE request "
+            "that its root server (tests/progs/fuse_holder, in a mount "
+            "namespace of its own) read and never answers; SIGKILL does "
+            "not end it.  One process reaps the stuck uids one after "
+            "another for as long as the kills run, each reap waiting for "
+            "\"empty\" until reap_timeout_ms (5000); the config is the "
+            "default otherwise (lock_timeout_ms 10000).  %u kills of "
+            "another, empty domid per row, 10 ms apart; the quiet host "
+            "first, in the same run.\n\n",
+            reps);
     fprintf(sum, "| stuck uids | kills | p50 ms | p99 ms | max ms | p99 / "
                  "quiet p99 | failed | lock timeouts | reaps of stuck uids "
                  "meanwhile | goal |\n");

@@ -11,7 +11,7 @@ $(BENCH_STUCK): $(call obj,bench/bench_stuck.c) $(BENCH_LIB_OBJS) $(LIB_A)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lpthread -lm
 
 .PHONY: bench-stuck
-bench-stuck: $(BENCH_STUCK) $(XLR_BIN) $(BUILD)/tests/progs/fuse_holder
+bench-stuck: $(BENCH_STUCK) $(XLR_BIN) $(BENCH_PROGS) $(BUILD)/tests/progs/fuse_holder
 	mkdir -p $(BENCH_RESULTS)
 	BENCH_BUILD=$(BUILD) BENCH_RESULTS=$(BENCH_RESULTS) $(BENCH_STUCK)
 BENCH_EXTRA_BINS += $(BENCH_STUCK) $(XLR_BIN) $(BUILD)/tests/progs/fuse_holder

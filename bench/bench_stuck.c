@@ -28,8 +28,8 @@
 
 #include "bench.h"
 
-#define DOMID0 200     /* the stuck ones: DOMID0 .. DOMID0 + N - 1 */
-#define OTHER_DOMID 300 /* the unrelated domain that is killed */
+#define DOMID0 200u /* the stuck ones: DOMID0 .. DOMID0 + N - 1 */
+#define OTHER_DOMID 300u /* the unrelated domain that is killed */
 
 static const unsigned levels[] = { 0, 1, 12, 64 };
 #define NLEVELS (sizeof(levels) / sizeof(levels[0]))

@@ -29,7 +29,7 @@
 #include "xlr_test.h"
 
 #define BASE 5400000u
-#define DOMID 9
+#define DOMID 9u
 
 static struct {
     char *dir;

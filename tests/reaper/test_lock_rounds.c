@@ -21,11 +21,11 @@
 #include "xlreaper_internal.h"
 
 #define BASE 5300000u
-#define STUCK_DOMID 7
-#define OTHER_DOMID 8
+#define STUCK_DOMID 7u
+#define OTHER_DOMID 8u
 /* Long enough that a reap that held the lock throughout would time out
  * every acquire below (lock_timeout_ms 300). */
-#define REAP_MS 2500
+#define REAP_MS 2500u
 
 static struct {
     char *dir;

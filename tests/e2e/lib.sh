@@ -30,14 +30,31 @@ skip() { echo "E2E SKIP $E2E_SID: $*"; }
 diag() { echo "E2E # $E2E_SID: $*"; }
 now_ms() { date +%s%3N; }
 
+# Every command that can wait on Xen, xenstored, libxl's lock, systemd,
+# dpkg or another process's memory (ps reads /proc/PID/cmdline) runs with
+# a bound, so that a stuck one fails its own assertion, named, and the
+# scenario goes on, rather than the whole scenario (or boot) timing out
+# with nothing said.  check and poll bound the programs they run; the
+# scenarios' other calls say "bounded".
+CMD_S=${E2E_CMD_TIMEOUT:-120}
+bounded() { timeout -k 5 "$CMD_S" "$@"; }
+# is_program NAME: NAME runs a program (not a shell function or builtin).
+is_program() { case $(command -v "$1") in /*) return 0 ;; esac; return 1; }
+
 # check DESC CMD...: one assertion on CMD's exit status; carries on.
 check() {
     _d=$1
     shift
     _rc=0
-    "$@" >"$RUN/out" 2>&1 || _rc=$?
+    if is_program "$1"; then
+        bounded "$@" >"$RUN/out" 2>&1 || _rc=$?
+    else
+        "$@" >"$RUN/out" 2>&1 || _rc=$?
+    fi
     if [ "$_rc" = 0 ]; then
         pass "$_d"
+    elif [ "$_rc" = 124 ] && is_program "$1"; then
+        fail "$_d (timed out after $CMD_S s: $(tail -n 1 "$RUN/out" | cut -c1-140))"
     else
         fail "$_d (rc=$_rc: $(tail -n 1 "$RUN/out" | cut -c1-160))"
     fi
@@ -65,7 +82,9 @@ diag_tail() {
 poll() {
     _end=$(($(now_ms) + $1))
     shift
-    until "$@" >/dev/null 2>&1; do
+    _b=
+    ! is_program "$1" || _b=bounded
+    until $_b "$@" >/dev/null 2>&1; do
         [ "$(now_ms)" -lt "$_end" ] || return 1
         sleep 0.05
     done
@@ -137,11 +156,11 @@ dm_logs() {
 # the probe QEMU.
 xen_state() {
     diag "xen state ($1):"
-    diag "  $(xl info 2>&1 | grep -E '^(total|free|outstanding)_memory|^xen_version' |
+    diag "  $(bounded xl info 2>&1 | grep -E '^(total|free|outstanding)_memory|^xen_version' |
         tr -s ' \n' ' ')"
-    xl list >"$RUN/xl-list" 2>&1 || true
+    bounded xl list >"$RUN/xl-list" 2>&1 || true
     diag_tail "$RUN/xl-list" 8
-    xl dmesg >"$RUN/xl-dmesg" 2>&1 || true
+    bounded xl dmesg >"$RUN/xl-dmesg" 2>&1 || true
     diag "xl dmesg (last lines of $(wc -l <"$RUN/xl-dmesg")):"
     diag_tail "$RUN/xl-dmesg" 25
     diag "dom0: $(awk '/^(MemFree|MemAvailable):/ { printf "%s %d MiB ", $1, $2 / 1024 }' \
@@ -152,7 +171,7 @@ xen_state() {
     # libxl connects to QEMU by the path of its QMP socket.
     diag "/var/run/xen: $(ls -l /var/run/xen 2>&1 | awk 'NR > 1 { print $1, $NF }' |
         tr '\n' ';')"
-    diag "qemu processes: $(ps -eo pid,uid,stat,etimes,args |
+    diag "qemu processes: $(bounded ps -eo pid,uid,stat,etimes,args |
         awk '/qemu-system/ && !/awk/ { $1 = $1; print }' | cut -c1-120 |
         tr '\n' ';')"
 }
@@ -182,9 +201,9 @@ create_guest() {
         create_failed "$1" "$RUN/create-$1.log" "xl create $1"
         exit 1
     fi
-    DOMID=$(xl domid "$1")
+    DOMID=$(bounded xl domid "$1")
     echo "$DOMID" >>"$STATE/domids"
-    DMPID=$(xenstore-read "/local/domain/$DOMID/image/device-model-pid")
+    DMPID=$(bounded xenstore-read "/local/domain/$DOMID/image/device-model-pid")
     pass "xl create $1: domid $DOMID, DM pid $DMPID ($(($(now_ms) - _t0)) ms)"
 }
 
@@ -202,17 +221,17 @@ create_fixed() {
     fi
     DOMID=$(tail -n 1 "$RUN/create-$1.log")
     echo "$DOMID" >>"$STATE/domids"
-    DMPID=$(xenstore-read "/local/domain/$DOMID/image/device-model-pid")
+    DMPID=$(bounded xenstore-read "/local/domain/$DOMID/image/device-model-pid")
     pass "create $1 with domid $2: domid $DOMID, DM pid $DMPID ($(($(now_ms) - _t0)) ms)"
 }
 
-domain_exists() { xl list "$1" >/dev/null 2>&1; }
+domain_exists() { bounded xl list "$1" >/dev/null 2>&1; }
 domain_gone() { ! domain_exists "$1"; }
 # Xen keeps a destroyed domain "dying" (state d) while a live DM still maps
 # its memory: only the DM's death lets it go.
 domain_dying_or_gone() {
     domain_gone "$1" ||
-        xl list "$1" 2>/dev/null | awk 'NR == 2 { exit $5 !~ /d/ }'
+        bounded xl list "$1" 2>/dev/null | awk 'NR == 2 { exit $5 !~ /d/ }'
 }
 pid_alive() { [ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status"; }
 pid_gone() { ! pid_alive "$1"; }
@@ -224,7 +243,7 @@ expected_uid() { echo $(($(range_base) + $1)); }
 # cli_ids DOMID: sets DMUID and DMGID from `xl-reaper uid DOMID`: the
 # numbers after "uid" and "gid" if it labels them, else the first two.
 cli_ids() {
-    _o=$(xl-reaper uid "$1") || { fail "xl-reaper uid $1"; exit 1; }
+    _o=$(bounded xl-reaper uid "$1") || { fail "xl-reaper uid $1"; exit 1; }
     DMUID=$(echo "$_o" | grep -o -E '\<uid[ =:]*[0-9]+' | head -n 1 |
         grep -o -E '[0-9]+$' || true)
     DMGID=$(echo "$_o" | grep -o -E '\<gid[ =:]*[0-9]+' | head -n 1 |
@@ -289,7 +308,7 @@ assert_reaped() {
         pass "$4: uid $2 empty (kernel count) after $(($(now_ms) - _t0)) ms"
     else
         fail "$4: uid $2 not empty (kernel count) $3 ms after"
-        diag "  tasks seen: $(ps -eLo uid,pid,stat,comm | awk -v u="$2" \
+        diag "  tasks seen: $(bounded ps -eLo uid,pid,stat,comm | awk -v u="$2" \
             '$1 == u' | head -n 5 | tr '\n' ';')"
     fi
 }
@@ -376,11 +395,20 @@ lock_hold() {
 }
 lock_release() { kill "$LOCKPID"; wait "$LOCKPID" 2>/dev/null || true; }
 
-# A child of PID blocked in flock: upstream libxl forks its uid reaper and
-# that child waits for the reaper lock.
+# A descendant of PID blocked in flock: upstream libxl forks its uid
+# reaper and that child waits for the reaper lock.  PID is the
+# background job's, which runs timeout (bounded), which runs xl.
 blocked_child() {
-    for _c in $(pgrep -P "$1"); do
-        grep -qs flock "/proc/$_c/stack" && { echo "$_c"; return 0; }
+    _ps=$1
+    for _depth in 1 2 3 4; do
+        _next=
+        for _p in $_ps; do
+            for _c in $(pgrep -P "$_p"); do
+                grep -qs flock "/proc/$_c/stack" && { echo "$_c"; return 0; }
+                _next="$_next $_c"
+            done
+        done
+        _ps=$_next
     done
     return 1
 }
@@ -391,7 +419,7 @@ blocked_child() {
 # domain is gone and nothing of libxl's has killed the DM uid.
 xl_destroy_without_reap() {
     lock_hold
-    xl destroy "$1" >"$RUN/destroy-$1.log" 2>&1 &
+    bounded xl destroy "$1" >"$RUN/destroy-$1.log" 2>&1 &
     _xl=$!
     if ! poll 60000 blocked_child "$_xl"; then
         fail "xl destroy $1 never blocked in its uid reaper"
@@ -412,7 +440,7 @@ xl_destroy_without_reap() {
 
 # The domain exists and is neither paused nor shutting down nor dying.
 domain_running() {
-    _s=$(xl list "$1" 2>/dev/null | awk 'NR == 2 { print $5 }')
+    _s=$(bounded xl list "$1" 2>/dev/null | awk 'NR == 2 { print $5 }')
     [ -n "$_s" ] || return 1
     case $_s in *p* | *s* | *c* | *d*) return 1 ;; esac
 }

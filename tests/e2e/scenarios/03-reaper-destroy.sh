@@ -18,5 +18,5 @@ check "xl-reaper destroy $DOMID exits 0" xl-reaper destroy "$DOMID"
 diag "xl-reaper destroy took $(($(now_ms) - t0)) ms"
 check "domain $DOMID is gone" poll 10000 domain_gone "$DOMID"
 assert_reaped r "$DMUID" "$REAP_MS" "xl-reaper destroy"
-xl-reaper status "$DOMID" >"$RUN/status" 2>&1 || true
+bounded xl-reaper status "$DOMID" >"$RUN/status" 2>&1 || true
 diag_tail "$RUN/status" 3

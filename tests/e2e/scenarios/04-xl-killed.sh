@@ -15,7 +15,7 @@ start_racer r "$DMUID" "$DMGID"
 
 xl_destroy_without_reap "$DOMID"
 check "domain $DOMID is dying or gone" domain_dying_or_gone "$DOMID"
-diag "xl list: $(xl list | awk 'NR > 2' | tr -s ' \t' ' ' | tr '\n' ';')"
+diag "xl list: $(bounded xl list | awk 'NR > 2' | tr -s ' \t' ' ' | tr '\n' ';')"
 sleep 2
 # Whether the DM itself outlives depends on when xl died: libxl may have
 # signalled its pid already.  What a uid kill is for is the racer.

@@ -23,7 +23,7 @@ if [ -n "${E2E_DM_FSIZE:-}" ]; then
     # off the DM's QMP socket (stock_dm_shim), then execs QEMU.
     if timeout 300 xl create "$cfg" >"$RUN/create-stock0.log" 2>&1; then
         diag "stock create without the shim: the DM started"
-        xl destroy e2e-stock || true
+        bounded xl destroy e2e-stock || true
     else
         diag "stock create without the shim failed, as measured before:"
         diag_tail "$RUN/create-stock0.log" 2
@@ -65,11 +65,11 @@ if [ "$E2E_LIBXL_PROBE" = 1 ]; then
         test -e /var/log/xen/qemu-probe-e2e-stock.log
 fi
 check "stock DM uids all $U" all_four "$(proc_uids "$DMPID")" "$U"
-check "xenstore device-model-kill-uid is $U" test "$(xenstore-read \
+check "xenstore device-model-kill-uid is $U" test "$(bounded xenstore-read \
     "/local/domain/$DOMID/image/device-model-kill-uid")" = "$U"
 sleep 3
 diag "threads: $(awk '/^Threads:/ { print $2 }' "/proc/$DMPID/status") \
-(tasks of uid $U: $(ps -eLo uid= | awk -v u="$U" '$1 == u' | wc -l))"
+(tasks of uid $U: $(bounded ps -eLo uid= | awk -v u="$U" '$1 == u' | wc -l))"
 diag "thread names: $(for t in /proc/$DMPID/task/*; do cat "$t/comm"; done |
     sort | uniq -c | tr -s ' \n' ' ')"
 

@@ -59,7 +59,7 @@ create_guest e2e-lx-hostile "$(guest_cfg e2e-lx-hostile "$(cfg_line)")"
 U=$(expected_uid "$DOMID")
 G=$(proc_gids "$DMPID" | cut -d' ' -f1)
 echo "$U" >>"$STATE/uids"
-check "xenstore device-model-kill-uid is $U" test "$(xenstore-read \
+check "xenstore device-model-kill-uid is $U" test "$(bounded xenstore-read \
     "/local/domain/$DOMID/image/device-model-kill-uid")" = "$U"
 start_racer s1 "$U" "$G" stop-racer
 start_racer s2 "$U" "$G" stop-racer

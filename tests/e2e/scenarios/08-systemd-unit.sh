@@ -15,9 +15,9 @@ CG=/sys/fs/cgroup/xen-dm
 
 need "PID 1 is systemd" test "$(cat /proc/1/comm)" = systemd
 need_prog "$WRAPPER"
-check "xl-reaper $(dpkg-query -W -f='${Version}' xl-reaper) is installed" \
+check "xl-reaper $(bounded dpkg-query -W -f='${Version}' xl-reaper) is installed" \
     sh -c "dpkg-query -W -f='\${Status}' xl-reaper | grep -qx 'install ok installed'"
-_f=$(systemctl show -p FragmentPath --value $UNIT)
+_f=$(bounded systemctl show -p FragmentPath --value $UNIT)
 check "the unit is $_f, in Debian's unit directory" \
     test "$_f" = "$E2E_UNITDIR/$UNIT"
 check "$CONF is a conffile" \
@@ -31,7 +31,7 @@ else
 fi
 check "postinst enabled $UNIT (Xen is present)" systemctl -q is-enabled $UNIT
 check "postinst started $UNIT" systemctl -q is-active $UNIT
-_pid=$(systemctl show -p MainPID --value $UNIT)
+_pid=$(bounded systemctl show -p MainPID --value $UNIT)
 check "the daemon (pid $_pid) runs with NoNewPrivs" \
     grep -qx 'NoNewPrivs:[[:space:]]*1' "/proc/$_pid/status"
 
@@ -51,7 +51,7 @@ start_racer r "$DMUID" "$DMGID"
 
 # The prerm names the domain and refuses; the package stays.
 _r=0
-dpkg -r xl-reaper >"$RUN/dpkg-r.log" 2>&1 || _r=$?
+bounded dpkg -r xl-reaper >"$RUN/dpkg-r.log" 2>&1 || _r=$?
 if [ "$_r" != 0 ] && grep -q "domains $DOMID " "$RUN/dpkg-r.log"; then
     pass "dpkg -r refused while domain $DOMID runs the wrapper (rc=$_r)"
 else
@@ -79,16 +79,16 @@ check "the daemon removed $CG/dm-$DOMID through its sandbox" \
 
 check "systemctl reload $UNIT (SIGHUP)" timeout 30 systemctl reload $UNIT
 check "$UNIT active after the reload" systemctl -q is-active $UNIT
-_pid=$(systemctl show -p MainPID --value $UNIT)
+_pid=$(bounded systemctl show -p MainPID --value $UNIT)
 check "systemctl stop $UNIT" timeout 60 systemctl stop $UNIT
 check "$UNIT inactive after stop" sh -c "! systemctl -q is-active $UNIT"
 check "stop result: success" \
-    test "$(systemctl show -p Result --value $UNIT)" = success
+    test "$(bounded systemctl show -p Result --value $UNIT)" = success
 # ExecMainCode 1 is CLD_EXITED: it exited, it was not killed.
 check "the daemon exited, not killed by a signal" \
-    test "$(systemctl show -p ExecMainCode --value $UNIT)" = 1
+    test "$(bounded systemctl show -p ExecMainCode --value $UNIT)" = 1
 check "the daemon's exit status is 0" \
-    test "$(systemctl show -p ExecMainStatus --value $UNIT)" = 0
+    test "$(bounded systemctl show -p ExecMainStatus --value $UNIT)" = 0
 check "daemon pid $_pid gone" pid_gone "$_pid"
-journalctl -u $UNIT -n 6 --no-pager -o cat >"$RUN/journal" 2>&1 || true
+bounded journalctl -u $UNIT -n 6 --no-pager -o cat >"$RUN/journal" 2>&1 || true
 diag_tail "$RUN/journal" 6

@@ -20,10 +20,19 @@ LOCK=/var/run/xen/dm-reaper-lock
 REAP_MS=${E2E_REAP_MS:-2000}
 failed=0
 mkdir -p "$RUN"
-trap 'exit $failed' EXIT
 
 pass() { echo "E2E PASS $E2E_SID: $*"; }
 fail() { echo "E2E FAIL $E2E_SID: $*"; failed=1; }
+# The scenario's status is its assertions'; but one that stopped early
+# (set -e: a command outside any assertion failed) has not passed, even
+# if every assertion it got to did.
+scenario_exit() {
+    [ "$1" = 0 ] || [ "$failed" = 1 ] ||
+        fail "stopped early (status $1) with no failed assertion, at a" \
+            "command outside any: the lines above say how far it got"
+    exit $failed
+}
+trap 'scenario_exit $?' EXIT
 # A scenario that cannot run here says why: counted as skipped, never as
 # passed (report), so a run without it is not mistaken for a proof.
 skip() { echo "E2E SKIP $E2E_SID: $*"; }

@@ -115,6 +115,13 @@ guest_cfg() {
         echo 'dm_restrict = 1'
         echo 'vnc = 0'
         echo 'serial = "pty"'
+        # SeaBIOS finds no bootable device and resets the guest after
+        # 60 s; xl's monitor would then destroy the domain (libxl's uid
+        # reaper killing the DM uid, racers and all) and create another
+        # one, with a new domid, under the scenario (seen on 4.17: 08's
+        # domain 1 replaced by domain 2 during a slow dpkg -r).  Kept
+        # instead, shut down, its DM alive, until the scenario destroys it.
+        echo 'on_reboot = "preserve"'
         # What this image's QEMU needs of every guest (images/*).
         [ -z "${E2E_GUEST_LINES:-}" ] || echo "$E2E_GUEST_LINES"
         for _l in "$@"; do echo "$_l"; done

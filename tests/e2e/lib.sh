@@ -208,11 +208,12 @@ create_failed() {
     xen_state "create $1 failed"
 }
 
-# create_guest NAME CFG: xl create; sets DOMID and DMPID.
+# create_guest NAME CFG [-p]: xl create; sets DOMID and DMPID.  -p leaves
+# the guest paused: its DM runs, but emulates no BIOS (below).
 create_guest() {
     _t0=$(now_ms)
     # -vvv to a file of its own: read only when the create fails.
-    if ! timeout 300 xl -vvv create "$2" >"$RUN/create-$1.log" \
+    if ! timeout 300 xl -vvv create ${3:-} "$2" >"$RUN/create-$1.log" \
         2>"$RUN/create-$1.log.vvv"; then
         create_failed "$1" "$RUN/create-$1.log" "xl create $1"
         exit 1

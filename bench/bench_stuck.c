@@ -28,7 +28,7 @@
 
 #include "bench.h"
 
-#define DOMID0 200u /* the stuck ones: DOMID0 .. DOMID0 + N - 1 */
+#define DOMID0 200u      /* the stuck ones: DOMID0 .. DOMID0 + N - 1 */
 #define OTHER_DOMID 300u /* the unrelated domain that is killed */
 
 static const unsigned levels[] = { 0, 1, 12, 64 };

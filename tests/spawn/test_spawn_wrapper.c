@@ -673,8 +673,8 @@ static void test_libvirt_help_answered_by_qemu(void **state)
         if (exit_code(&r) != 0)
             fail_msg("wrapper exit %d, stderr:\n%s", exit_code(&r), r.err);
         if (!strstr(r.out, cases[i].version))
-            fail_msg("QEMU %s's -help text not on stdout:\n%s",
-                     cases[i].help, r.out);
+            fail_msg("QEMU %s's -help text not on stdout:\n%s", cases[i].help,
+                     r.out);
         if (!strstr(r.err, "libvirt's look at the emulator"))
             fail_msg("no notice line in stderr:\n%s", r.err);
         run_result_dispose(&r);
@@ -713,9 +713,12 @@ static void test_libvirt_probe_shape_exact(void **state)
 {
     fixture *f = *state;
     const char *const cases[][3] = {
-        { "-help", "-version" }, { "-version", "-help" },
-        { "-help", "-S" },       { "--help=x" },
-        { "-helpx" },            { "help" },
+        { "-help", "-version" },
+        { "-version", "-help" },
+        { "-help", "-S" },
+        { "--help=x" },
+        { "-helpx" },
+        { "help" },
     };
     run_result r;
 

@@ -215,13 +215,14 @@ static int run_probe(xlreaper_ctx *ctx, const char *qemu, char **argv, int fd)
 /* libvirt's "-help" or "-version" (see xlreaper_libvirt_probe.c): its
  * answer goes to stdout, so our line goes to stderr.  Only failures
  * return. */
-static int run_libvirt_probe(xlreaper_ctx *ctx, const char *qemu,
-                             char **argv)
+static int run_libvirt_probe(xlreaper_ctx *ctx, const char *qemu, char **argv)
 {
     int rc;
 
-    say_at("notice", "%s (libvirt's look at the emulator): exec %s as "
-           "root, no domain uid", argv[1], qemu);
+    say_at("notice",
+           "%s (libvirt's look at the emulator): exec %s as "
+           "root, no domain uid",
+           argv[1], qemu);
     rc = xlreaper_libvirt_probe_exec(ctx, qemu, argv);
     say("%s: %s: %s not started", argv[1], xlreaper_strerror(rc), qemu);
     return rc == XLREAPER_ERROR_FAIL ? EXIT_FAILED : EXIT_REFUSED;

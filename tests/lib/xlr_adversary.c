@@ -8,6 +8,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -28,6 +29,21 @@ static void spawn_adversary(void *arg)
     xlreaper_spawn_plan *plan;
 
     dup2(a->ready_fd, 1);
+    if (!strcmp(a->mode, "userns")) {
+        /* The spawn's filter refuses a DM a user namespace
+         * (test_spawn_userns.c): this one was started elsewhere, with
+         * no filter, as the uid and no more. */
+        uid_t uid;
+        gid_t gid;
+
+        if (xlreaper_dm_ids(a->ctx, a->domid, &uid, &gid) ||
+            syscall(SYS_setgroups, 0, NULL) ||
+            syscall(SYS_setresgid, gid, gid, gid) ||
+            syscall(SYS_setresuid, uid, uid, uid))
+            _exit(3);
+        execv(a->path, argv);
+        _exit(3);
+    }
     if (xlreaper_spawn_plan_new(a->ctx, a->domid, a->path, argv, &plan))
         _exit(3);
     xlreaper_spawn_exec(a->ctx, plan, 0);

@@ -454,10 +454,11 @@ _hidden int xlreaper__dmpid_kill(xlreaper_ctx *ctx, uint32_t domid,
 
 /* ---------- spawn: no set-id file (xlreaper_setid.c) ---------- */
 
-#define XLREAPER__SETID_FILTER_MAX 40
+#define XLREAPER__SETID_FILTER_MAX 48
 
 /* The seccomp program that fails every call that could make a set-uid
- * or set-gid file (the argument is in xlreaper_setid.c). */
+ * or set-gid file, or a user namespace (the arguments are in
+ * xlreaper_setid.c). */
 typedef struct {
     struct sock_filter insn[XLREAPER__SETID_FILTER_MAX];
     unsigned short len;

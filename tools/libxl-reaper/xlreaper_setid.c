@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
- * xlreaper_setid.c - a DM cannot make a set-uid or set-gid file.
+ * xlreaper_setid.c - a DM cannot make a set-uid or set-gid file, nor a
+ * user namespace: the DM's seccomp filter.
  *
  * The way back into a reaped uid.  A DM runs as its uid, U, and gid, G.
  * If it can leave a file owned by U with S_ISUID (or with group G and
@@ -54,12 +55,49 @@
  * numbers it does not check.  mode is a umode_t: the kernel reads the
  * register's low 16 bits, and the filter looks at its low 32.
  *
+ * No user namespace: the stuck-FUSE attack (docs/facts.md F12).  A DM
+ * that is not chrooted (the kernel refuses a new user namespace to a
+ * chrooted task, F16, so QEMU after libxl's -chroot cannot do this; a
+ * DM spawned without a chroot can) may create a user namespace and a mount
+ * namespace of its own, in which it is root, and mount FUSE there from
+ * a world-openable /dev/fuse (udev makes it 0666).  One of its threads
+ * serves the mount and reads a request; another thread waits for the
+ * answer, which never comes.  After the reap's SIGKILL the server dies
+ * but the waiter cannot: a FUSE request already read is waited out
+ * uninterruptibly (request_wait_answer, D state, SIGKILL pending), and
+ * the /dev/fuse descriptor that would abort the connection on its last
+ * close sits in the dying process's own file table.  Nothing a kill can
+ * do ends it; the uid stays occupied, and every later reap of it and
+ * every spawn into it fail.  Only aborting the connection through
+ * fusectl (/sys/fs/fuse/connections/N/abort) does: the reap does so
+ * for the DM uid's connections (xlreaper_fuse.c), and this filter keeps
+ * the DM from getting there at all:
+ *
+ *   clone, unshare                        EPERM when the flags (argument
+ *                                         0) have CLONE_NEWUSER
+ *   clone3                                ENOSYS: its flags are in a
+ *                                         struct; glibc (pthread_create,
+ *                                         posix_spawn, fork) then falls
+ *                                         back to clone, whose flags the
+ *                                         filter sees
+ *   setns                                 EPERM when nstype has
+ *                                         CLONE_NEWUSER, or is 0
+ *
+ * setns(fd, 0) joins whatever namespace fd names, and a filter cannot
+ * see what an fd names: refusing 0 is the only way to refuse a user
+ * namespace given as 0.  Nothing a DM runs passes 0 (QEMU calls no
+ * setns at all); a caller that means a namespace of another type names
+ * its type.  A pidfd names several at once through the same flags, so
+ * the CLONE_NEWUSER bit covers it too.  Without a user namespace of its
+ * own the DM has no capability to mount anything, FUSE included.
+ *
  * The filter is installed in both uid_switch modes.  In runas mode QEMU
  * is still root when it execs; it chroots and drops to U itself, and
  * never sets a set-id bit.  A file a DM made before this filter existed
  * is what `xl-reaper audit` looks for (xlreaper_audit_setid.c).
  */
 #include <errno.h>
+#include <sched.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -83,7 +121,7 @@
 #endif
 
 /* Older headers than the kernel: the numbers are the same on every
- * architecture with the generic table since 5.1 / 5.6 / 6.6. */
+ * architecture with the generic table since 5.1 / 5.3 / 5.6 / 6.6. */
 #ifndef __NR_io_uring_setup
 #define __NR_io_uring_setup 425
 #endif
@@ -92,6 +130,9 @@
 #endif
 #ifndef __NR_fchmodat2
 #define __NR_fchmodat2 452
+#endif
+#ifndef __NR_clone3
+#define __NR_clone3 435
 #endif
 
 #ifdef SETID_ARCH
@@ -127,9 +168,10 @@ static const struct {
 };
 
 #define NUM_MODE_CALLS (sizeof(mode_calls) / sizeof(mode_calls[0]))
-/* arch (3), nr, x32 (2), openat2 (2), io_uring (2), the calls, allow,
- * three checks of 2, allow, EPERM. */
-#define PROG_MAX (10 + NUM_MODE_CALLS + 1 + 6 + 2)
+/* arch (3), nr, x32 (2), openat2, io_uring, clone3 (2 each), the mode
+ * calls, clone, unshare, setns, allow, three mode checks of 2, the
+ * CLONE_NEWUSER check (2), setns's (3), allow, EPERM. */
+#define PROG_MAX (12 + NUM_MODE_CALLS + 3 + 1 + 6 + 2 + 3 + 2)
 _Static_assert(PROG_MAX <= XLREAPER__SETID_FILTER_MAX,
                "xlreaper__setid_filter has room for the program");
 
@@ -142,7 +184,7 @@ _Static_assert(PROG_MAX <= XLREAPER__SETID_FILTER_MAX,
 
 static unsigned short setid_build(struct sock_filter *p)
 {
-    unsigned n = 0, calls, check[4], allow, eperm;
+    unsigned n = 0, calls, check[4], newuser, setns_chk, allow, eperm;
 
     p[n++] = LD(offsetof(struct seccomp_data, arch));
     p[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, SETID_ARCH, 1, 0);
@@ -156,14 +198,27 @@ static unsigned short setid_build(struct sock_filter *p)
     p[n++] = RET(SECCOMP_RET_ERRNO | ENOSYS);
     p[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_io_uring_setup, 0, 1);
     p[n++] = RET(SECCOMP_RET_ERRNO | ENOSYS);
+    p[n++] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone3, 0, 1);
+    p[n++] = RET(SECCOMP_RET_ERRNO | ENOSYS);
     calls = n;
-    n += NUM_MODE_CALLS; /* filled in below, once the checks are placed */
+    n += NUM_MODE_CALLS + 3; /* filled in below, once the checks are
+                              * placed: the mode calls, clone, unshare
+                              * and setns */
     p[n++] = RET(SECCOMP_RET_ALLOW);
     for (unsigned a = 1; a <= 3; a++) {
         check[a] = n;
         p[n++] = LD(ARG_LO(a));
         n++; /* its JSET */
     }
+    /* clone and unshare: the flags are argument 0 on every architecture
+     * above (the kernel reads their low 32 bits). */
+    newuser = n;
+    p[n++] = LD(ARG_LO(0));
+    n++; /* its JSET */
+    /* setns(fd, nstype): 0 takes whatever the fd names. */
+    setns_chk = n;
+    p[n++] = LD(ARG_LO(1));
+    n += 2; /* JEQ 0, JSET */
     allow = n;
     p[n++] = RET(SECCOMP_RET_ALLOW);
     eperm = n;
@@ -173,12 +228,25 @@ static unsigned short setid_build(struct sock_filter *p)
         p[at] = JUMP(BPF_JMP | BPF_JSET | BPF_K, SETID_BITS, DIST(at, eperm),
                      DIST(at, allow));
     }
+    p[newuser + 1] = JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEWUSER,
+                          DIST(newuser + 1, eperm), DIST(newuser + 1, allow));
+    p[setns_chk + 1] =
+        JUMP(BPF_JMP | BPF_JEQ | BPF_K, 0, DIST(setns_chk + 1, eperm), 0);
+    p[setns_chk + 2] =
+        JUMP(BPF_JMP | BPF_JSET | BPF_K, CLONE_NEWUSER,
+             DIST(setns_chk + 2, eperm), DIST(setns_chk + 2, allow));
     for (unsigned i = 0; i < NUM_MODE_CALLS; i++) {
         unsigned at = calls + i;
         p[at] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, mode_calls[i].nr,
                      DIST(at, check[mode_calls[i].arg]), 0);
     }
-    return (unsigned short)n;
+    n = calls + NUM_MODE_CALLS; /* only to name the three below */
+    p[n] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_clone, DIST(n, newuser), 0);
+    n++;
+    p[n] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unshare, DIST(n, newuser), 0);
+    n++;
+    p[n] = JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_setns, DIST(n, setns_chk), 0);
+    return (unsigned short)(eperm + 1);
 }
 
 int xlreaper__setid_filter_plan(xlreaper_ctx *ctx, uint32_t domid,

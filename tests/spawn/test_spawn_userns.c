@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
+/*
+ * test_spawn_userns.c - a device model cannot make a user namespace, the
+ * first step of the stuck-FUSE attack (xlreaper_setid.c): a DM
+ * (tests/progs/userns_maker.c) started by `xl-reaper spawn` in exec
+ * mode, and by qemu-dm-restrict in runas mode (still root), gets EPERM
+ * from unshare and clone with CLONE_NEWUSER and from setns into a user
+ * namespace, and ENOSYS from clone3; fork, pthread_create and
+ * posix_spawn, which glibc makes with clone3 and then clone, still work.
+ * First the same uid, unfiltered, must be able to make one: a host that
+ * refuses it anyway cannot show the filter at work, and skips.
+ * uid block: base 9730000 (domids 1..9).
+ */
+#include <errno.h>
+#include <grp.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "xlrt_spawn.h"
+
+#define BASE 9730000ul
+
+typedef struct {
+    char *dir;
+    char *maker;
+    char *conf;
+} fixture;
+
+static void write_conf(fixture *f, const char *extra)
+{
+    char *text;
+
+    free(f->conf);
+    assert_true(asprintf(&text,
+                         "dm_uid_base = %lu\n"
+                         "lock_file = \"%s/lock\"\n"
+                         "chroot_base = \"%s\"\n"
+                         "qemu_path = \"%s\"\n"
+                         "%s",
+                         BASE, f->dir, f->dir, f->maker,
+                         extra ? extra : "") > 0);
+    f->conf = xlrt_write_file(f->dir, "xl-reaper.conf", text);
+    free(text);
+}
+
+/* Can uid, unfiltered and unchrooted, make a user namespace here? */
+static bool userns_allowed(uid_t uid)
+{
+    pid_t pid = fork();
+    int status;
+
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
+            setresuid(uid, uid, uid) < 0)
+            _exit(2);
+        prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+        _exit(unshare(CLONE_NEWUSER) < 0 ? 1 : 0);
+    }
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 2);
+    return WEXITSTATUS(status) == 0;
+}
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+
+    assert_non_null(f);
+    f->dir = xlrt_tmpdir();
+    assert_int_equal(chmod(f->dir, 0755), 0);
+    f->maker = xlrt_prog("userns_maker");
+    write_conf(f, NULL);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+
+    xlrt_tmpdir_remove(f->dir);
+    free(f->maker);
+    free(f->conf);
+    free(f);
+    return 0;
+}
+
+/* Every attempt the maker makes, and what it must get. */
+static const struct {
+    const char *name, *want;
+} attempts[] = {
+    { "unshare-newuser", "EPERM" },
+    { "clone-newuser", "EPERM" },
+    { "clone3-newuser", "ENOSYS" },
+    { "clone3-plain", "ENOSYS" },
+    { "setns-user", "EPERM" },
+    { "setns-any", "EPERM" },
+    /* What QEMU does with the same calls. */
+    { "clone-plain", "0" },
+    { "fork", "0" },
+    { "pthread_create", "0" },
+    { "posix_spawn", "0" },
+};
+
+static void expect_attempts(const char *out)
+{
+    for (size_t i = 0; i < sizeof(attempts) / sizeof(attempts[0]); i++) {
+        char line[96];
+
+        snprintf(line, sizeof(line), "%s=%s", attempts[i].name,
+                 attempts[i].want);
+        if (!xlrt_has_line(out, line))
+            fail_msg("the DM's report lacks \"%s\"; it has:\n%s", line, out);
+    }
+}
+
+static int exit_code(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* Exec mode: `xl-reaper spawn` execs the DM in place as domid 1's uid,
+ * which is not chrooted (no chroot in exec mode by default). */
+static void test_exec_mode_no_userns(void **state)
+{
+    fixture *f = *state;
+    char cli[4096];
+    char *out = NULL, *err = NULL;
+    int status;
+
+    if (!userns_allowed((uid_t)(BASE + 1))) {
+        print_message("[  SKIPPED ] the host refuses an unprivileged user "
+                      "namespace anyway (user.max_user_namespaces, "
+                      "kernel.unprivileged_userns_clone): nothing for "
+                      "the filter to refuse\n");
+        skip();
+    }
+    snprintf(cli, sizeof(cli), "%s/bin/xl-reaper", xlrt_build_dir());
+    char *argv[] = { cli, "--config", f->conf, "spawn",
+                     "1", "--",       f->maker, NULL };
+    status = xlrt_run(argv, &out, &err);
+    if (exit_code(status) != 0)
+        fail_msg("spawn exit %d; stderr:\n%s\nstdout:\n%s", exit_code(status),
+                 err, out);
+    expect_attempts(out);
+    free(out);
+    free(err);
+}
+
+/* Runas mode: QEMU is root when it execs, and still may not. */
+static void test_runas_mode_no_userns(void **state)
+{
+    fixture *f = *state;
+    char wrapper[4096], ids[64];
+    char *out = NULL, *err = NULL;
+    int status;
+
+    write_conf(f, "uid_switch = \"runas\"\n");
+    snprintf(wrapper, sizeof(wrapper), "%s/libexec/qemu-dm-restrict",
+             xlrt_build_dir());
+    snprintf(ids, sizeof(ids), "%lu:%lu", BASE + 2, BASE + 2);
+    char *argv[] = { wrapper, "-xen-domid", "2", "-runas", ids, NULL };
+    assert_int_equal(setenv("XL_REAPER_CONFIG", f->conf, 1), 0);
+    status = xlrt_run(argv, &out, &err);
+    unsetenv("XL_REAPER_CONFIG");
+    if (exit_code(status) != 0)
+        fail_msg("wrapper exit %d; stderr:\n%s\nstdout:\n%s",
+                 exit_code(status), err, out);
+    expect_attempts(out);
+    free(out);
+    free(err);
+}
+
+#define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(test_exec_mode_no_userns),
+        T(test_runas_mode_no_userns),
+    };
+
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -131,7 +131,7 @@ static uint64_t now_us(void)
 }
 
 /* A reap of domid in a child: its exit status is the outcome, or 100
- * plus -rc when it failed otherwise than _REMAIN. */
+ * plus -rc when it failed otherwise than _REMAIN or _STUCK. */
 static pid_t reap_in_child(uint32_t domid)
 {
     pid_t p = fork();
@@ -143,8 +143,9 @@ static pid_t reap_in_child(uint32_t domid)
 
         xlreaper_reap_result_init(&res);
         rc = xlreaper_reap(S.ctx, NULL, domid, &res);
-        _exit(rc && rc != XLREAPER_ERROR_REMAIN ? 100 - rc
-                                                 : (int)res.outcome);
+        _exit(rc && rc != XLREAPER_ERROR_REMAIN && rc != XLREAPER_ERROR_STUCK
+                  ? 100 - rc
+                  : (int)res.outcome);
     }
     return p;
 }
@@ -192,7 +193,7 @@ static void test_stuck_uid_leaves_the_lock_free(void **state)
     assert_int_equal(waitpid(reaper, &status, 0), reaper);
     /* The stuck task was seen and is reported: never "empty". */
     assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), XLREAPER_OUTCOME_REMAIN);
+    assert_int_equal(WEXITSTATUS(status), XLREAPER_OUTCOME_STUCK);
     assert_true(acquired > 10);
     if (worst > 100000)
         fail_msg("the lock took %llu us to get while a stuck uid was reaped",
@@ -236,7 +237,7 @@ static void test_spawn_kept_out_until_the_verdict(void **state)
     lock = NULL;
     assert_int_equal(waitpid(reaper, &status, 0), reaper);
     assert_true(WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), XLREAPER_OUTCOME_REMAIN);
+    assert_int_equal(WEXITSTATUS(status), XLREAPER_OUTCOME_STUCK);
     /* After the verdict the mark is gone (the uid is still not empty,
      * which is the spawn's own check). */
     assert_int_equal(xlreaper__lock_acquire_unmarked(S.ctx, uid, &lock), 0);

@@ -81,6 +81,30 @@ static void test_describe_outcomes(void **state)
     res.outcome = XLREAPER_OUTCOME_REMAIN;
     expect_line(&res, "the kernel still counts tasks of the uid but /proc "
                       "shows none");
+    xlreaper_reap_result_dispose(&res);
+
+    /* Killed, stuck on a wait the reap cannot end: said apart from
+     * "remain", with where each waits. */
+    xlreaper_reap_result_init(&res);
+    res.outcome = XLREAPER_OUTCOME_STUCK;
+    res.duration_us = 5000000;
+    res.rounds = 3;
+    t = task(9, 1, 'D', 131077, 131077, "qemu", "request_wait_answer");
+    xlreaper__task_list_add(&res.stuck, &t);
+    expect_line(&res, "killed, but tasks are stuck after 5000.0 ms and 3 "
+                      "rounds: nothing the reap can do ends their wait; 1 "
+                      "stuck: pid 9 (qemu) in D state at "
+                      "request_wait_answer with SIGKILL pending");
+    xlreaper_reap_result_dispose(&res);
+
+    /* A FUSE connection of the uid's, aborted on the way to "empty". */
+    xlreaper_reap_result_init(&res);
+    res.outcome = XLREAPER_OUTCOME_EMPTY;
+    res.fuse_aborted = 1;
+    expect_line(&res, "verified empty");
+    expect_line(&res, "; aborted 1 FUSE connection(s) of the uid, on which "
+                      "killed tasks were stuck");
+    xlreaper_reap_result_dispose(&res);
 }
 
 static void test_describe_caps_long_lists(void **state)

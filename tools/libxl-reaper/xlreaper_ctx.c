@@ -103,6 +103,8 @@ const char *xlreaper_strerror(int rc)
         return "the device model uid still has tasks";
     case XLREAPER_ERROR_PERM:
         return "permission denied (needs root)";
+    case XLREAPER_ERROR_STUCK:
+        return "tasks of the device model uid are stuck in D state";
     default:
         return "unknown error";
     }

@@ -106,8 +106,22 @@ char *xlreaper_reap_result_describe(const xlreaper_reap_result *res)
                 &sb, "; the kernel still counts tasks of the uid but "
                      "/proc shows none");
         break;
+    case XLREAPER_OUTCOME_STUCK:
+        xlreaper__sb_printf(&sb,
+                            "killed, but tasks are stuck after %.1f ms and "
+                            "%u round%s: nothing the reap can do ends "
+                            "their wait",
+                            ms, res->rounds, res->rounds == 1 ? "" : "s");
+        describe_list(&sb, "stuck", &res->stuck, res->uid);
+        describe_list(&sb, "zombie(s)", &res->zombies, res->uid);
+        break;
     default: xlreaper__sb_printf(&sb, "not reaped"); break;
     }
+    if (res->fuse_aborted)
+        xlreaper__sb_printf(&sb,
+                            "; aborted %u FUSE connection(s) of the uid, "
+                            "on which killed tasks were stuck",
+                            res->fuse_aborted);
     if (res->recorded_dm > 0)
         xlreaper__sb_printf(&sb,
                             "; also killed device model pid %ld, recorded at "

@@ -452,6 +452,15 @@ _hidden int xlreaper__dmpid_record(xlreaper_ctx *ctx, uint32_t domid,
 _hidden int xlreaper__dmpid_kill(xlreaper_ctx *ctx, uint32_t domid,
                                  pid_t *killed_r);
 
+/* ---------- reap: tasks stuck on FUSE (xlreaper_fuse.c) ---------- */
+
+/* Aborts every FUSE connection owned by uid (fusectl, mounted in a
+ * helper's private mount namespace); *aborted_r how many.  0 (also
+ * when the host has no FUSE), _FAIL (logged) or _NOMEM. */
+_hidden int xlreaper__fuse_abort_uid(xlreaper_ctx *ctx, uint32_t domid,
+                                     uid_t uid, uint64_t deadline_us,
+                                     unsigned *aborted_r);
+
 /* ---------- spawn: no set-id file (xlreaper_setid.c) ---------- */
 
 #define XLREAPER__SETID_FILTER_MAX 48

@@ -15,6 +15,7 @@ static const char *outcome_name(xlreaper_outcome o)
     case XLREAPER_OUTCOME_EMPTY: return "empty";
     case XLREAPER_OUTCOME_ZOMBIES: return "zombies";
     case XLREAPER_OUTCOME_REMAIN: return "remain";
+    case XLREAPER_OUTCOME_STUCK: return "stuck";
     default: return "none";
     }
 }
@@ -117,6 +118,8 @@ int xlreaper_reap_result_json(const xlreaper_reap_result *res, char **json_r)
         yajl_gen_integer(g, res->recorded_dm);
     else
         yajl_gen_null(g);
+    STR(g, "fuse_aborted");
+    yajl_gen_integer(g, res->fuse_aborted);
     gen_tasks(g, "zombies", &res->zombies);
     gen_tasks(g, "stuck", &res->stuck);
     gen_tasks(g, "live", &res->live);

@@ -41,6 +41,13 @@
  * the uid, have nothing left to kill: that is the outcome "zombies", at
  * once, unless the caller will reuse the uid and must wait for "empty".
  *
+ * A killed task in D state cannot exit until what it waits on answers.
+ * When it waits on a FUSE connection of the DM's own (a stuck-FUSE DM,
+ * xlreaper_setid.c), the reap aborts the uid's connections and kills
+ * again (xlreaper_fuse.c); a wait it cannot end (another owner's FUSE,
+ * a hung NFS server or disk) is the outcome "stuck", with each task's
+ * wchan, at reap_timeout_ms: never "empty", never a hang.
+ *
  * What the count cannot see (a task of the uid in a user namespace of
  * another uid's) /proc can, and kill(-1) kills it: where the config
  * says such tasks may exist (a subordinate id range overlapping the DM
@@ -410,6 +417,36 @@ static unsigned count_distinct(tid_set *seen)
     return n;
 }
 
+/* ---------- tasks stuck in D state ---------- */
+
+typedef struct {
+    uint64_t last_us; /* when the remedy last ran, or 0 */
+    unsigned aborted; /* what it aborted then */
+    bool failed;      /* it could not run here (logged once) */
+} stuck_remedy;
+
+/* How often the remedy runs again while tasks stay stuck and it found
+ * nothing: a task in D state for I/O wakes by itself, and a connection
+ * can only appear through a mount already under way at the kill. */
+#define STUCK_REMEDY_EVERY_US 100000
+
+/* After a kill, a task of the uid in D state with SIGKILL pending
+ * cannot exit until what it waits on answers.  Its wait on a FUSE
+ * request the DM itself read and will never answer ends only when the
+ * connection is aborted (xlreaper_fuse.c), whatever its wchan says
+ * (request_wait_answer, or a page or lock a FUSE request holds): try
+ * that first, then again only if it helped or a while has passed. */
+static bool stuck_remedy_due(const xlreaper_reap_result *res,
+                             const stuck_remedy *r)
+{
+    bool killed = false;
+
+    for (unsigned i = 0; i < res->stuck.num; i++)
+        killed |= res->stuck.tasks[i].kill_pending;
+    return killed && !r->failed && (!r->last_us || r->aborted ||
+                      xlreaper__now_us() >= r->last_us + STUCK_REMEDY_EVERY_US);
+}
+
 /* ---------- the rounds ---------- */
 
 /* Room left for one more round before the deadline: a killer that
@@ -439,10 +476,10 @@ typedef struct {
 static xlreaper_outcome last_verdict(const xlreaper_reap_result *res,
                                      bool sound, long left, unsigned seen)
 {
-    return res->live.num || res->stuck.num || !sound || left < 0 ||
-                   (!seen && left != 0)
+    return res->live.num || !sound || left < 0 || (!seen && left != 0)
                ? XLREAPER_OUTCOME_REMAIN
-               : XLREAPER_OUTCOME_ZOMBIES;
+           : res->stuck.num ? XLREAPER_OUTCOME_STUCK
+                            : XLREAPER_OUTCOME_ZOMBIES;
 }
 
 static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
@@ -457,6 +494,7 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
     unsigned shortfalls = 0;
     bool sound = true;
     long left = -1;
+    stuck_remedy remedy = { 0 };
     scan_view v;
     int rc;
 
@@ -535,6 +573,27 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
         if (left == 0 && sound && !scan.num) {
             res->outcome = XLREAPER_OUTCOME_EMPTY;
             break;
+        }
+        /* Killed tasks in D state: if they wait on a FUSE connection
+         * of the DM's own, only aborting it ends the wait; then kill
+         * and count again at once. */
+        if (stuck_remedy_due(res, &remedy)) {
+            unsigned n = 0;
+
+            rc = xlreaper__fuse_abort_uid(ctx, domid, uid, deadline, &n);
+            if (rc == XLREAPER_ERROR_NOMEM)
+                goto out;
+            remedy.failed = rc != 0; /* the verdict stands without it */
+            res->fuse_aborted += n;
+            remedy.last_us = xlreaper__now_us();
+            remedy.aborted = n;
+            if (n) {
+                LOGD(WARN, domid,
+                     "uid %lu: %u task(s) stuck in D state after the kill; "
+                     "aborted %u FUSE connection(s) of the uid",
+                     (unsigned long)uid, res->stuck.num, n);
+                continue;
+            }
         }
         /* Zombies only, and /proc shows all there is: nothing is left
          * to kill.  Their parent reaps them when it does; a caller that
@@ -665,7 +724,9 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
     LOGD(DEBUG, domid, "uid %lu: %u round(s), outcome %d in %llu us",
          (unsigned long)uid, res->rounds, res->outcome,
          (unsigned long long)res->duration_us);
-    rc = res->outcome == XLREAPER_OUTCOME_REMAIN ? XLREAPER_ERROR_REMAIN : 0;
+    rc = res->outcome == XLREAPER_OUTCOME_REMAIN  ? XLREAPER_ERROR_REMAIN
+         : res->outcome == XLREAPER_OUTCOME_STUCK ? XLREAPER_ERROR_STUCK
+                                                  : 0;
 
 out:
     xlreaper__reaping_unmark(mark);

@@ -55,6 +55,10 @@
 #define XLREAPER_ERROR_REMAIN        -5 /* live tasks remain: see result */
 #define XLREAPER_ERROR_BUSY          -6 /* the DM uid still has tasks */
 #define XLREAPER_ERROR_PERM          -7 /* needs root */
+#define XLREAPER_ERROR_STUCK         -8 /* tasks stuck in D state with
+                                         * SIGKILL pending remain, and
+                                         * nothing could end them: see
+                                         * result */
 
 /* A static string naming rc; never NULL. */
 const char *xlreaper_strerror(int rc);
@@ -202,8 +206,9 @@ int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
  * DMs' gids against the group database; the subordinate ids; qemu_path
  * (an executable file, not the wrapper); cgroup_parent (a cgroup2
  * directory in which a cgroup can be made: one is made and removed at
- * once); the lock file (or the directory it will be made in).  Nothing
- * else is changed.  Calls fn once a check with its name, whether it
+ * once); the lock file (or the directory it will be made in); and, said
+ * but never refused, the device nodes of /dev (/dev/fuse first) that a
+ * DM without a chroot of its own may open.  Nothing else is changed.  Calls fn once a check with its name, whether it
  * passed, and what was found (one line).  Returns 0 when every check
  * passed, _INVAL when one did not (said only through fn), or _NOMEM /
  * _FAIL when it could not check (logged).
@@ -341,7 +346,17 @@ typedef enum {
     XLREAPER_OUTCOME_EMPTY,      /* the kernel counts no task of uid */
     XLREAPER_OUTCOME_ZOMBIES,    /* no live task; zombies wait for a
                                   * parent outside the uid */
-    XLREAPER_OUTCOME_REMAIN,     /* live or D-state tasks remain */
+    XLREAPER_OUTCOME_REMAIN,     /* live tasks remain (or /proc cannot
+                                  * show what the kernel counts) */
+    XLREAPER_OUTCOME_STUCK,      /* tasks in D state with SIGKILL
+                                  * pending remain (in stuck, with
+                                  * their wchan), and nothing else but
+                                  * zombies: killed, they cannot exit
+                                  * until what they wait on answers,
+                                  * which the reap could not make
+                                  * happen (a FUSE connection of
+                                  * another owner, a hung NFS server
+                                  * or disk) */
 } xlreaper_outcome;
 
 typedef struct {
@@ -362,7 +377,8 @@ typedef struct {
     uint64_t duration_us;        /* from the call to the verdict */
     uint64_t lock_wait_us;
     xlreaper_task_list zombies;  /* left waiting for their parent */
-    xlreaper_task_list stuck;    /* D state: SIGKILL pending */
+    xlreaper_task_list stuck;    /* D state: SIGKILL pending; wchan
+                                  * says where each waits */
     xlreaper_task_list live;     /* live, and why in unreachable */
     unsigned unreachable;        /* of live: uid only as euid/fsuid, which
                                   * kill(-1) as the pet cannot signal */
@@ -374,6 +390,10 @@ typedef struct {
                                   * uid kill because it was still that
                                   * process (perhaps root, before its own
                                   * setuid: xlreaper_dmpid.c), or 0 */
+    unsigned fuse_aborted;       /* FUSE connections of the uid this
+                                  * reap aborted, because tasks of the
+                                  * uid were stuck after the kill
+                                  * (xlreaper_fuse.c) */
 } xlreaper_reap_result;
 
 void xlreaper_reap_result_init(xlreaper_reap_result *res);
@@ -384,8 +404,11 @@ void xlreaper_reap_result_dispose(xlreaper_reap_result *res);
  * live task is left (the kernel counts none, or only zombies remain,
  * which are listed) or reap_timeout_ms passes.  held: the global lock if
  * the caller holds it, or NULL: then the reap holds its own for each
- * round's kill and count only, not while it waits between rounds.  res is filled whenever the kill was
- * tried.  Returns 0 (outcome EMPTY or ZOMBIES), _REMAIN, _LOCK_TIMEOUT,
+ * round's kill and count only, not while it waits between rounds.  res
+ * is filled whenever the kill was tried.  Tasks left in D state with
+ * SIGKILL pending after a kill make it abort the uid's FUSE connections
+ * (the DM's own: xlreaper_fuse.c) and kill again.  Returns 0 (outcome
+ * EMPTY or ZOMBIES), _REMAIN, _STUCK (outcome STUCK), _LOCK_TIMEOUT,
  * _INVAL (also when the pet uid runs tasks: they would be killed, and
  * could kill the reaper) or _FAIL.
  */
@@ -420,7 +443,7 @@ char *xlreaper_reap_result_describe(const xlreaper_reap_result *res);
  * The result as one JSON object (yajl): event, domid, uid, outcome,
  * was_empty, tasks_seen, rounds, duration_us, lock_wait_us,
  * kernel_empty, kernel_left, proc_sound, recorded_dm (a pid or null),
- * zombies, stuck, live.  *json_r is malloc'd, caller frees.  0 or _NOMEM.
+ * fuse_aborted, zombies, stuck, live.  *json_r is malloc'd, caller frees.  0 or _NOMEM.
  */
 int xlreaper_reap_result_json(const xlreaper_reap_result *res,
                               char **json_r);

@@ -18,6 +18,7 @@
 #define XLR_EXIT_LOCK 2    /* the reaper lock was not had in time */
 #define XLR_EXIT_REMAIN 3  /* tasks remain under the uid */
 #define XLR_EXIT_FAIL 4    /* a system call failed: no verdict */
+#define XLR_EXIT_STUCK 5   /* killed tasks stay stuck in D state */
 
 /* `xl-reaper audit` has its own, as test harnesses expect them. */
 #define XLR_AUDIT_EXIT_OK 0

@@ -22,7 +22,7 @@
 
 #define EXITS                                                                 \
     "exit: 0 ok, 1 bad input or config, 2 lock timeout, "                     \
-    "3 tasks remain,\n4 system error\n"
+    "3 tasks remain,\n4 system error, 5 tasks stuck in D state\n"
 
 const xlr_command xlr_commands[] = {
     { "uid", "DOMID | --pet", "print a DM's uid and gid, or the pet uid",
@@ -46,7 +46,8 @@ const xlr_command xlr_commands[] = {
       "reaper lock, verified by the kernel's count of the uid's tasks.\n"
       "Needs root.\n"
       "exit: 0 no live task of the uid remains, 1 bad input or config,\n"
-      "2 lock timeout, 3 tasks remain (it says which), 4 system error\n",
+      "2 lock timeout, 3 tasks remain (it says which), 4 system error,\n"
+      "5 killed tasks stuck in D state (it says which, and where)\n",
       XLR_EXIT_USAGE },
     { "destroy", "DOMID",
       "destroy the domain through libxl, then reap its DM uid and verify",

@@ -50,7 +50,7 @@ typedef enum {
 /* What the metrics file reports (xl_reaperd_metrics.c): counters since
  * the daemon started, and the last sweep. */
 #define XLRD_TRIGGERS 3            /* xlrd_trigger */
-#define XLRD_REAP_OUTCOMES 4       /* empty, zombies, remain, error */
+#define XLRD_REAP_OUTCOMES 5       /* empty, zombies, remain, stuck, error */
 #define XLRD_SWEEP_KINDS 3         /* xlrd_sweep_kind */
 #define XLRD_LATENCY_BOUNDS 13     /* 1 ms .. 10 s */
 

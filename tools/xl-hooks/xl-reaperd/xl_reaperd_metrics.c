@@ -36,6 +36,7 @@ static const char *const outcome_names[XLRD_REAP_OUTCOMES] = {
     "empty",
     "zombies",
     "remain",
+    "stuck",
     "error",
 };
 
@@ -86,8 +87,11 @@ void xlrd_metrics_reap(xlrd *d, xlrd_trigger trig,
     case XLREAPER_OUTCOME_REMAIN:
         o = 2;
         break;
-    default:
+    case XLREAPER_OUTCOME_STUCK:
         o = 3;
+        break;
+    default:
+        o = 4;
         break;
     }
     m->reaps[trig][o]++;

@@ -206,7 +206,8 @@ static void test_ok_means_every_check(void **state)
     static const char *const names[] = { "root",        "passwd_range",
                                          "group_range", "subordinate_ids",
                                          "qemu_path",   "cgroup_parent",
-                                         "lock_file",   NULL };
+                                         "lock_file",   "dm_devices",
+                                         NULL };
     result r;
 
     (void)state;
@@ -233,6 +234,25 @@ static void test_ok_means_every_check(void **state)
     assert_non_null(strstr(r.out, "],\"ok\":false}"));
     assert_non_null(strstr(r.err, "check: qemu_path: /nonexistent/qemu"));
     result_free(&r);
+}
+
+/* What a DM without a chroot can open in /dev, /dev/fuse first: said as
+ * the kernel shows it, and never a refusal. */
+static void test_dm_devices(void **state)
+{
+    struct stat st;
+    const char *want;
+
+    (void)state;
+    if (stat("/dev/fuse", &st) < 0)
+        want = "from the host's root, where a DM without a chroot of its "
+               "own lives: no /dev/fuse";
+    else if (S_ISCHR(st.st_mode) && (st.st_mode & 006))
+        want = "/dev/fuse is open to a DM (a DM spawned here has no user "
+               "namespace to mount it in";
+    else
+        want = "/dev/fuse is not open to a DM";
+    assert_ok(NULL, "dm_devices", want);
 }
 
 static void test_qemu_path(void **state)
@@ -475,6 +495,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ok_means_every_check),
+        cmocka_unit_test(test_dm_devices),
         cmocka_unit_test(test_qemu_path),
         cmocka_unit_test(test_cgroup_parent),
         cmocka_unit_test(test_lock_file),

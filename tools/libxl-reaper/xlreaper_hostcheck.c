@@ -15,6 +15,8 @@
  * directory is there and looks writable, but the mount is read-only), so
  * one is made and removed at once.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <libgen.h>
 #include <stdarg.h>
 #include <limits.h>
@@ -351,6 +353,94 @@ out:
     free(copy);
 }
 
+/* ---------- device nodes a DM without a chroot can reach ---------- */
+
+/* What any process may open and a DM may have: nothing a DM can turn
+ * against the host with it (kmsg's reading is kernel.dmesg_restrict's
+ * to allow). */
+static bool harmless_node(const char *name)
+{
+    static const char *const ok[] = { "null", "zero", "full",
+                                      "random", "urandom", "tty",
+                                      "ptmx", "kmsg", NULL };
+
+    for (unsigned i = 0; ok[i]; i++)
+        if (!strcmp(name, ok[i]))
+            return true;
+    return false;
+}
+
+/* May a DM uid (not the owner, perhaps of the group) open it at all? */
+static bool dm_may_open(const xlreaper_config *cfg, const struct stat *st)
+{
+    bool dm_group = cfg->dm_gid_mode == XLREAPER_GID_RANGE_BASE
+                        ? st->st_gid == cfg->range_base_gid
+                        : st->st_gid > cfg->dm_uid_base &&
+                              st->st_gid <=
+                                  cfg->dm_uid_base + xlreaper_max_domid();
+
+    return (st->st_mode & 006) || (dm_group && (st->st_mode & 060));
+}
+
+/*
+ * /dev/fuse, and any other device node that a DM living in the host's
+ * root (one without a chroot of its own: exec mode without
+ * <chroot_base>/qemu-root-<domid>) may open.  With /dev/fuse and a user
+ * namespace a DM can make its own tasks unkillable (xlreaper_setid.c):
+ * the spawn's filter leaves it no user namespace, and no_new_privs
+ * keeps fusermount's set-uid bit from it, so this is said, not
+ * refused; a DM started elsewhere has neither.  Other nodes are listed
+ * for the admin to judge (udev makes some 0666: kvm, vhost-*).
+ */
+static void check_devices(report *r, const xlreaper_config *cfg)
+{
+    char named[DETAIL_MAX] = "";
+    size_t len = 0;
+    unsigned others = 0;
+    const char *fuse;
+    struct stat st;
+    struct dirent *de;
+    DIR *d;
+
+    if (stat("/dev/fuse", &st) < 0)
+        fuse = "no /dev/fuse";
+    else if (!S_ISCHR(st.st_mode) || !dm_may_open(cfg, &st))
+        fuse = "/dev/fuse is not open to a DM";
+    else
+        fuse = "/dev/fuse is open to a DM (a DM spawned here has no user "
+               "namespace to mount it in; one started elsewhere could "
+               "make its own tasks unkillable with it)";
+    d = opendir("/dev");
+    while (d && (de = readdir(d))) {
+        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+            !(S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) ||
+            !strcmp(de->d_name, "fuse") || harmless_node(de->d_name) ||
+            !dm_may_open(cfg, &st))
+            continue;
+        if (others++ < NAMED_MAX && len < sizeof(named)) {
+            int n = snprintf(named + len, sizeof(named) - len, "%s/dev/%s %04o",
+                             len ? ", " : "", de->d_name,
+                             (unsigned)(st.st_mode & 07777));
+            if (n > 0)
+                len += (size_t)n;
+        }
+    }
+    if (d)
+        closedir(d);
+    if (!others)
+        say(r, "dm_devices", true,
+            "from the host's root, where a DM without a chroot of its own "
+            "lives: %s; no other device node but null, zero, full, "
+            "random, urandom, tty, ptmx and kmsg",
+            fuse);
+    else
+        say(r, "dm_devices", true,
+            "from the host's root, where a DM without a chroot of its own "
+            "lives: %s; %u other device node%s open to it: %s%s",
+            fuse, others, others == 1 ? "" : "s", named,
+            others > NAMED_MAX ? ", ..." : "");
+}
+
 int xlreaper_host_check(xlreaper_ctx *ctx, xlreaper_check_fn *fn, void *arg)
 {
     const xlreaper_config *cfg = ctx->cfg;
@@ -391,5 +481,6 @@ int xlreaper_host_check(xlreaper_ctx *ctx, xlreaper_check_fn *fn, void *arg)
     check_qemu(&r, cfg->qemu_path);
     check_cgroup(&r, cfg->cgroup_parent);
     check_lock(&r, cfg->lock_file);
+    check_devices(&r, cfg);
     return r.failed ? XLREAPER_ERROR_INVAL : 0;
 }

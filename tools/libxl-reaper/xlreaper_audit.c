@@ -791,6 +791,28 @@ static int check_xen_fds(audit *a, const dm_proc *p)
                nfd, a->xd.num, a->xd.num == 1 ? "" : "s");
 }
 
+/* A DM in a user namespace of its own is root there (see
+ * xlreaper_audit_userns.c). */
+static int check_userns(audit *a, const dm_proc *p)
+{
+    unsigned long ino = 0, host = 0;
+    int r = xlreaper__audit_userns(p->pid, &ino, &host);
+
+    if (r < 0)
+        return ADD(a, "userns", p->domid, p->uid, p->pid,
+                   XLREAPER_AUDIT_UNKNOWN,
+                   "its user namespace cannot be read (/proc/%ld/ns/user)",
+                   (long)p->pid);
+    if (r)
+        return ADD(a, "userns", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
+                   "lives in user namespace %lu, not the host's (%lu): it "
+                   "is root there, and can mount FUSE and make its own "
+                   "tasks unkillable",
+                   ino, host);
+    return ADD(a, "userns", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
+               "in the host's user namespace");
+}
+
 static int check_dm_proc(audit *a, dm_proc *p)
 {
     xlreaper__audit_cmdline cl;
@@ -806,6 +828,7 @@ static int check_dm_proc(audit *a, dm_proc *p)
     a->res->dms++;
     if ((rc = check_ids(a, p)) || (rc = check_caps(a, p)) ||
         (rc = check_groups(a, p)) || (rc = check_nnp(a, p)) ||
+        (rc = check_userns(a, p)) ||
         (rc = check_cmdline(a, p, &cl, &cmdline)) ||
         (rc = check_limits(a, p)) || (rc = check_chroot(a, p, &cl)) ||
         (rc = check_xen_fds(a, p)))
@@ -1224,6 +1247,47 @@ static bool bucket_has_real(const audit *a, uid_t uid)
     return false;
 }
 
+/*
+ * A task of a dead domain's uid in D state with SIGKILL pending has
+ * been killed and cannot exit until what it waits on answers: a reap
+ * says "stuck" of it (or, on a FUSE connection of the DM's own, aborts
+ * it).  Said apart from the leftover, with where it waits.
+ */
+static int check_stuck(audit *a, uint32_t domid, uid_t uid)
+{
+    unsigned n = 0;
+    const xlreaper_task *first = NULL;
+    char *wchan = NULL;
+    ssize_t len;
+    int rc;
+
+    for (unsigned i = 0; i < a->tasks.num; i++) {
+        const xlreaper_task *t = &a->tasks.tasks[i].t;
+
+        if (task_has_uid(t, uid) && t->state == 'D' && t->kill_pending) {
+            first = first ? first : t;
+            n++;
+        }
+    }
+    if (!first)
+        return 0;
+    len = xlreaper__audit_read_proc(first->tid, "wchan", 64, &wchan);
+    if (len > 0)
+        for (char *p = wchan; *p; p++)
+            if (*p < 0x20 || *p > 0x7e)
+                *p = '?';
+    rc = ADD(a, "stuck", domid, uid, first->tid, XLREAPER_AUDIT_FAIL,
+             "domid %u is not live, and %u task%s of its uid %lu %s in D "
+             "state with SIGKILL pending, first pid %ld (%s) at %s: killed, "
+             "it cannot exit until what it waits on answers "
+             "(`xl-reaper kill %u` aborts the uid's own FUSE connections)",
+             domid, n, n == 1 ? "" : "s", (unsigned long)uid,
+             n == 1 ? "is" : "are", (long)first->tid, first->comm,
+             len > 0 ? wchan : "?", domid);
+    free(wchan);
+    return rc;
+}
+
 static int leftover(audit *a, uint32_t domid, uid_t uid, const bucket *b,
                     unsigned *found)
 {
@@ -1272,9 +1336,10 @@ static int leftover(audit *a, uint32_t domid, uid_t uid, const bucket *b,
     a->res->checks[a->res->num - 1].tasks =
         !prc && count > b->tasks ? count : b->tasks;
     (*found)++;
+    /* The fix's reap says "stuck" itself, or frees them. */
     if (a->opts->flags & XLREAPER_AUDIT_FIX)
         return fix_uid(a, domid, &a->res->checks[a->res->num - 1]);
-    return 0;
+    return check_stuck(a, domid, uid);
 }
 
 static int check_dead_uids(audit *a)

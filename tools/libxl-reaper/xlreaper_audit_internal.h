@@ -266,4 +266,12 @@ _hidden int xlreaper__audit_dm_pids(xlreaper_ctx *ctx,
 _hidden int xlreaper__audit_parse_ulong(const char *s, size_t len,
                                         unsigned long max, unsigned long *v_r);
 
+/* ---------- a DM's user namespace (xlreaper_audit_userns.c) ---------- */
+
+/* 1 when pid lives in a user namespace other than ours (the host's), 0
+ * when in ours, -1 when it cannot be told (gone, no /proc); the
+ * namespaces' inodes in *ino_r and *host_r. */
+_hidden int xlreaper__audit_userns(pid_t pid, unsigned long *ino_r,
+                                   unsigned long *host_r);
+
 #endif /* XLREAPER_AUDIT_INTERNAL_H */

@@ -7,7 +7,8 @@ comma := ,
 FAKEXEN_OBJ := $(call obj,tests/daemon/fakexen_libxl.c)
 FAKEXEN_WRAP := $(addprefix -Wl$(comma)--wrap=,libxl_ctx_alloc \
 	libxl_ctx_free libxl_childproc_setmode libxl_domain_info \
-	libxl_list_domain libxl_domain_destroy xlrd_hypervisor_present)
+	libxl_list_domain libxl_domain_destroy xlrd_hypervisor_present \
+	xlreaper_census)
 
 $(BUILD)/tests/xl-reaper-fakexen: $(call obj,$(XLR_SRCS)) $(FAKEXEN_OBJ) \
 		$(LIB_A)

@@ -11,6 +11,12 @@
  * domain, then xenstored fires @releaseDomain.  It kills no DM: libxl's
  * own kill by pid or uid is what the reaper does not rely on.  A node
  * /fakexen/destroy-fails/<domid> makes it fail, leaving the domain.
+ *
+ * The daemon's /proc census (xlreaper_census) is wrapped too: a node
+ * /fakexen/census-misses/<domid> makes it miss that domid's uid, as a
+ * census can miss a task (a fork racer's generation, a task born after
+ * the pass), so that a test can count on a task that only the kernel's
+ * count finds.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -20,6 +26,8 @@
 
 #include <libxl.h>
 #include <xenstore.h>
+
+#include "xlreaper.h"
 
 static struct xs_handle *xsh;
 static char fake_ctx;
@@ -36,6 +44,10 @@ int __wrap_libxl_domain_info(libxl_ctx *ctx, libxl_dominfo *info_r,
 libxl_dominfo *__wrap_libxl_list_domain(libxl_ctx *ctx, int *nb_r);
 int __wrap_libxl_domain_destroy(libxl_ctx *ctx, uint32_t domid,
                                 const libxl_asyncop_how *ao_how);
+int __real_xlreaper_census(xlreaper_ctx *ctx, xlreaper_census_entry *counts,
+                           unsigned *tasks_r);
+int __wrap_xlreaper_census(xlreaper_ctx *ctx, xlreaper_census_entry *counts,
+                           unsigned *tasks_r);
 
 bool __wrap_xlrd_hypervisor_present(void)
 {
@@ -145,5 +157,25 @@ int __wrap_libxl_domain_destroy(libxl_ctx *ctx, uint32_t domid,
     if (!xs_rm(xsh, XBT_NULL, path))
         return ERROR_FAIL;
     xs_release_domain(xsh, domid);
+    return 0;
+}
+
+int __wrap_xlreaper_census(xlreaper_ctx *ctx, xlreaper_census_entry *counts,
+                           unsigned *tasks_r)
+{
+    int rc = __real_xlreaper_census(ctx, counts, tasks_r);
+    unsigned n;
+    char **e;
+
+    if (rc || !xsh)
+        return rc;
+    e = xs_directory(xsh, XBT_NULL, "/fakexen/census-misses", &n);
+    for (unsigned i = 0; e && i < n; i++) {
+        unsigned long domid = strtoul(e[i], NULL, 10);
+
+        if (domid >= 1 && domid <= xlreaper_max_domid())
+            counts[domid].live = counts[domid].zombies = 0;
+    }
+    free(e);
     return 0;
 }

@@ -20,7 +20,6 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +28,6 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/un.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "xl_reaperd.h"
@@ -39,28 +37,6 @@
 #define TICK_MS 500
 
 static char notify_socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
-
-void xlrd_log(const xlrd *d, xentoollog_level level, int errnoval,
-              const char *fmt, ...)
-{
-    char msg[2048];
-    va_list al;
-    int esave = errno;
-
-    va_start(al, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, al);
-    va_end(al);
-    xtl_log(d->lg, level, errnoval, "xl-reaperd", "%s", msg);
-    errno = esave;
-}
-
-uint64_t xlrd_now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
 
 /* ---------- the environment ---------- */
 
@@ -175,7 +151,8 @@ static int signals_init(xlrd *d)
     return 0;
 }
 
-bool xlrd_poll_signals(xlrd *d)
+/* Reads the signalfd without blocking: marks stop or reload. */
+static void read_signals(xlrd *d)
 {
     struct signalfd_siginfo si;
 
@@ -188,7 +165,6 @@ bool xlrd_poll_signals(xlrd *d)
             d->stop = true;
         }
     }
-    return d->stop;
 }
 
 static void describe_config(xlrd *d, const char *what)
@@ -242,9 +218,57 @@ static void reload(xlrd *d)
 
 /* ---------- the loop ---------- */
 
+/* Whether a sweep may start: without xenstore a xenstore list cannot be
+ * read. */
+static bool can_list(const xlrd *d)
+{
+    return d->xsh || d->mode == XLRD_LIST_LIBXL;
+}
+
+/*
+ * One bounded piece of the pending work, most urgent first: the list
+ * after a watch event, one death's reap, the census after a release, a
+ * step of the periodic sweep.  true when there was something to do (the
+ * loop then polls without waiting, and comes back).
+ */
+static bool dispatch(xlrd *d)
+{
+    uint64_t now = xlrd_now_us();
+
+    if (d->reload) {
+        reload(d);
+        return true;
+    }
+    if (d->reconcile_pending && can_list(d)) {
+        xlrd_reconcile(d);
+        return true;
+    }
+    if (xlrd_reap_next(d))
+        return true;
+    if (d->census.phase != XLRD_SWEEP_IDLE)
+        return xlrd_sweep_step(d, &d->census) || true;
+    if (d->census_pending && can_list(d)) {
+        d->census_pending = false;
+        xlrd_sweep_begin(d, &d->census, XLRD_SWEEP_CENSUS);
+        return true;
+    }
+    if (d->periodic.phase != XLRD_SWEEP_IDLE)
+        return xlrd_sweep_step(d, &d->periodic) || true;
+    if (d->full_sweep_pending || now >= d->next_sweep_us) {
+        if (can_list(d)) {
+            xlrd_sweep_begin(d, &d->periodic,
+                             d->full_sweep_pending ? XLRD_SWEEP_FULL
+                                                   : XLRD_SWEEP_WINDOW);
+            return true;
+        }
+        d->next_sweep_us = now + TICK_MS * 1000u;
+    }
+    return false;
+}
+
 static void run(xlrd *d)
 {
-    bool ready = false;
+    bool ready = false, busy = false;
 
     while (!d->stop) {
         struct pollfd pfd[2] = { { .fd = d->sfd, .events = POLLIN },
@@ -252,9 +276,9 @@ static void run(xlrd *d)
         uint64_t now = xlrd_now_us(), wake = now + TICK_MS * 1000u;
         int timeout;
 
-        if (!d->xsh && xlrd_now_us() >= d->next_connect_us &&
-            xlrd_xs_connect(d)) {
-            xlrd_reconcile(d);
+        if (!d->xsh && now >= d->next_connect_us && xlrd_xs_connect(d)) {
+            /* Deaths while we were away are found by comparing lists. */
+            d->reconcile_pending = true;
             if (!ready) {
                 XLRD_LOG(d, NOTICE, "ready: watching @releaseDomain");
                 sd_notify_msg("READY=1");
@@ -262,31 +286,22 @@ static void run(xlrd *d)
                 xlrd_metrics_write(d, true);
             }
         }
-        if (d->full_sweep_pending || xlrd_now_us() >= d->next_sweep_us) {
-            /* Without xenstore a xenstore list cannot be read. */
-            if (d->xsh || d->mode == XLRD_LIST_LIBXL)
-                xlrd_sweep(d, d->full_sweep_pending ? XLRD_SWEEP_FULL
-                                                    : XLRD_SWEEP_WINDOW);
-            else
-                d->next_sweep_us = xlrd_now_us() + TICK_MS * 1000u;
-        }
-        if (d->stop || xlrd_poll_signals(d))
-            break;
-        if (d->reload)
-            reload(d);
-
-        now = xlrd_now_us();
         if (d->next_sweep_us < wake)
             wake = d->next_sweep_us;
         if (!d->xsh && d->next_connect_us < wake)
             wake = d->next_connect_us;
-        timeout = wake > now ? (int)((wake - now + 999) / 1000) : 0;
+        timeout = busy ? 0 : wake > now ? (int)((wake - now + 999) / 1000) : 0;
         if (poll(pfd, pfd[1].fd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR) {
             XLRD_LOGE(d, ERROR, "poll");
             break;
         }
-        /* Every tick: events, and a connection that died silently. */
+        /* Every turn: signals, watch events, and a connection that died
+         * silently.  They only mark work; dispatch does it. */
+        read_signals(d);
         xlrd_xs_events(d);
+        if (d->stop)
+            break;
+        busy = dispatch(d);
     }
 }
 
@@ -322,7 +337,6 @@ int main(int argc, char **argv)
     xlrd d = { .events_fd = -1, .sfd = -1, .full_sweep_pending = true };
     xentoollog_level level = XTL_NOTICE;
     int opt, ret = XLRD_EXIT_FAIL, rc;
-    uint32_t n = xlreaper_max_domid() + 1;
 
     opterr = 0; /* one line of our own, "xl-reaperd: error: ..." */
     while ((opt = getopt_long(argc, argv, "+:c:e:vhV", opts, NULL)) != -1) {
@@ -413,10 +427,8 @@ int main(int argc, char **argv)
         ret = rc;
         goto out;
     }
-    d.census = calloc(n, sizeof(*d.census));
-    d.busy = calloc(n, sizeof(*d.busy));
-    d.cand = calloc(n, sizeof(*d.cand));
-    if (!d.census || !d.busy || !d.cand) {
+    if (xlrd_sweep_alloc(&d.periodic) < 0 ||
+        xlrd_sweep_alloc(&d.census) < 0) {
         XLRD_LOG(&d, ERROR, "out of memory");
         goto out;
     }
@@ -434,9 +446,8 @@ out:
     if (d.xsh)
         xs_close(d.xsh);
     xlrd_domains_dispose(&d);
-    free(d.census);
-    free(d.busy);
-    free(d.cand);
+    xlrd_sweep_dispose(&d.periodic);
+    xlrd_sweep_dispose(&d.census);
     if (d.events_fd >= 0)
         close(d.events_fd);
     if (d.sfd >= 0)

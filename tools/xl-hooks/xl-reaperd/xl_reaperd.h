@@ -3,12 +3,25 @@
  * xl_reaperd.h - xl-reaperd, the daemon that reaps the DM uid of every
  * domain that dies: its state and the parts of it, one file each.
  *
- *   xl_reaperd.c          main: options, environment, signals, the loop
+ *   xl_reaperd.c          main: options, environment, signals, and the
+ *                         loop, the one dispatcher of all the work
+ *   xl_reaperd_log.c      the log line and the clocks (a leaf)
  *   xl_reaperd_xs.c       xenstore: connection, watches, reconnection
  *   xl_reaperd_domains.c  which domains live (libxl or xenstore), and
  *                         what their xenstore says of their DM's uid
- *   xl_reaperd_reap.c     reaping the dead, sweeps, and the events
+ *   xl_reaperd_reap.c     one reap, and the deaths waiting for theirs
+ *   xl_reaperd_sweep.c    sweeps, one step at a time
  *   xl_reaperd_metrics.c  the metrics file (node_exporter's textfile)
+ *
+ * One dispatcher.  Only the loop (xl_reaperd.c) starts work: a watch
+ * event or a signal only marks work pending (reconcile_pending,
+ * census_pending, stop, reload), and the loop does one bounded piece of
+ * it at a time (a list, one reap, one chunk of a sweep) before it looks
+ * at its descriptors again.  No function here calls back into the loop,
+ * and each sweep keeps its state in its own xlrd_sweep: a census that
+ * runs between two chunks of the start sweep cannot clear what that
+ * sweep found.  The files call each other without a cycle (nm checks
+ * it at link time, xl-reaperd.mk).
  */
 #ifndef XL_REAPERD_H
 #define XL_REAPERD_H
@@ -83,8 +96,34 @@ typedef struct {
     bool watched;      /* our kill-uid watch is registered */
     bool zombies_only; /* the last sweep found nothing live to kill */
     bool retry;        /* a reap failed: try again at the next sweep */
+    bool dead_pending; /* known alive, listed dead: its reap is due */
     uint32_t kill_uid; /* device-model-kill-uid as last read, 0: none */
+    uint64_t event_us; /* the @releaseDomain that told its death */
+    unsigned failures; /* reaps in a row that left tasks alive */
+    uint64_t next_try_us; /* backed off until then (failures > 0) */
 } xlrd_dom;
+
+/* A sweep's own state: nothing of it is shared with another sweep. */
+typedef enum {
+    XLRD_SWEEP_IDLE = 0,
+    XLRD_SWEEP_KERNEL, /* asking the kernel, a chunk a step */
+    XLRD_SWEEP_REAP,   /* reaping the candidates, one a step */
+} xlrd_sweep_phase;
+
+typedef struct {
+    xlrd_sweep_kind kind;
+    xlrd_sweep_phase phase;
+    uint64_t start_us;
+    uint32_t next, end; /* kernel: domids next .. end - 1 to ask;
+                         * reap: the next domid to look at */
+    unsigned tasks;     /* on the host, by the /proc census */
+    unsigned ncand, reaped;
+    unsigned long long dead_tasks;
+    xlreaper_census_entry *census; /* by domid */
+    bool *busy;                    /* the kernel's answers, a chunk */
+    bool *listed;                  /* the live domains, by domid */
+    uint8_t *cand;                 /* why a domid's uid is a candidate */
+} xlrd_sweep;
 
 typedef struct {
     xlreaper_ctx *ctx;
@@ -109,16 +148,17 @@ typedef struct {
     xlrd_list_mode mode;
     libxl_ctx *lctx; /* XLRD_LIST_LIBXL only */
     xlrd_dom *doms;
-    uint64_t event_us; /* when the release being handled came */
+    bool *listed;    /* the list reconcile reads */
 
-    bool *listed_dead; /* scratch: known, and dead by the
-                                  * list read before the lock */
-    bool *listed;      /* scratch: a list just read */
+    /* work the loop has to do (set by watch events and by the loop) */
+    bool reconcile_pending; /* list the domains: a birth or a death */
+    bool census_pending;    /* a release: a /proc census follows */
+    uint64_t release_us;    /* when the pending release came */
+    unsigned dead_pending;  /* doms[] with dead_pending set */
 
     /* sweeps */
-    xlreaper_census_entry *census;
-    bool *busy;              /* the kernel's answers */
-    uint8_t *cand;           /* why a domid's uid is a candidate */
+    xlrd_sweep periodic;     /* the start sweep, then the windows */
+    xlrd_sweep census;       /* after a release */
     bool full_sweep_pending; /* the start sweep has not run yet */
     uint32_t window_next;    /* next domid of the kernel window */
     uint64_t next_sweep_us;
@@ -133,11 +173,9 @@ void xlrd_log(const xlrd *d, xentoollog_level level, int errnoval,
 #define XLRD_LOG(d, l, ...) xlrd_log((d), XTL_##l, -1, __VA_ARGS__)
 #define XLRD_LOGE(d, l, ...) xlrd_log((d), XTL_##l, errno, __VA_ARGS__)
 
+/* CLOCK_MONOTONIC, and the wall clock, in microseconds. */
 uint64_t xlrd_now_us(void);
-
-/* Reads the signalfd without blocking: sets stop or reload.  true when
- * the daemon should stop what it is doing (SIGTERM or SIGINT). */
-bool xlrd_poll_signals(xlrd *d);
+uint64_t xlrd_wall_us(void);
 
 /* ---------- xenstore (xl_reaperd_xs.c) ---------- */
 
@@ -147,8 +185,9 @@ bool xlrd_xs_connect(xlrd *d);
 void xlrd_xs_disconnect(xlrd *d, const char *why);
 /* The fd to poll for watch events, or -1. */
 int xlrd_xs_fd(const xlrd *d);
-/* Reads every pending watch event and acts on it.  Also notices a lost
- * connection, which no event would tell: call it on every tick. */
+/* Reads the pending watch events and marks the work they ask for
+ * (reconcile_pending, census_pending); does none of it.  Also notices a
+ * lost connection, which no event would tell: call it on every tick. */
 void xlrd_xs_events(xlrd *d);
 /* Watches (or stops watching) domid's device-model-kill-uid. */
 void xlrd_xs_watch_kill_uid(xlrd *d, uint32_t domid, bool on);
@@ -203,19 +242,51 @@ xlrd_token xlrd_token_parse(const char *token, uint32_t *domid_r);
 
 /* ---------- reaping (xl_reaperd_reap.c) ---------- */
 
-/* Lists the domains; learns the new ones, reaps the uids of the known
- * ones that died. */
+/* Lists the domains; learns the new ones, and marks the known ones that
+ * died dead_pending (their reaps are done by xlrd_reap_next). */
 void xlrd_reconcile(xlrd *d);
-/* A sweep: every DM uid of a dead domid that has tasks is reaped. */
-void xlrd_sweep(xlrd *d, xlrd_sweep_kind kind);
+/* Reaps one dead_pending domid, under the lock taken for it alone.
+ * false when none was pending. */
+bool xlrd_reap_next(xlrd *d);
 /* Opens (again) the events file.  0 or -1. */
 int xlrd_events_open(xlrd *d);
+
+/* Why a uid is a candidate of a sweep (xlrd_sweep.cand). */
+#define XLRD_CAND_LIVE 1u    /* the census saw a live task */
+#define XLRD_CAND_ZOMBIE 2u  /* the census saw only zombies */
+#define XLRD_CAND_KERNEL 4u  /* the kernel counts a task */
+#define XLRD_CAND_RETRY 8u   /* an earlier reap had no verdict */
+
+typedef enum {
+    XLRD_REAP_DONE,    /* a verdict: empty, or zombies only */
+    XLRD_REAP_FAILED,  /* tried, no verdict: retried at a later sweep */
+    XLRD_REAP_ALIVE,   /* the domid lives again: not touched */
+    XLRD_REAP_UNKNOWN, /* cannot tell whether it lives: not touched */
+    XLRD_REAP_NOLOCK,  /* the lock was not had in time */
+} xlrd_reap_status;
+
+/* Takes the lock for domid alone, asks once more whether it lives,
+ * reaps its uid and lets the lock go.  cand: what the sweep saw (0 for
+ * a release); *reported_r (may be NULL): an event was written. */
+xlrd_reap_status xlrd_reap_domid(xlrd *d, uint32_t domid, xlrd_trigger trig,
+                                 unsigned cand, bool *reported_r);
+
+/* ---------- sweeps (xl_reaperd_sweep.c) ---------- */
+
+int xlrd_sweep_alloc(xlrd_sweep *s);
+void xlrd_sweep_dispose(xlrd_sweep *s);
+/* Starts a sweep of that kind: the /proc census, and the candidates
+ * it gives.  Its kernel pass and its reaps are left to xlrd_sweep_step. */
+void xlrd_sweep_begin(xlrd *d, xlrd_sweep *s, xlrd_sweep_kind kind);
+/* One bounded step of a sweep that is under way: a chunk of the kernel
+ * pass, or one candidate's reap.  false once it has ended. */
+bool xlrd_sweep_step(xlrd *d, xlrd_sweep *s);
 
 /* ---------- metrics (xl_reaperd_metrics.c) ---------- */
 
 void xlrd_metrics_init(xlrd *d);
 /* A reap's verdict, by its outcome (NONE: an error, no verdict). */
-void xlrd_metrics_reap(xlrd *d, xlrd_trigger trig,
+void xlrd_metrics_reap(xlrd *d, xlrd_trigger trig, uint32_t domid,
                        const xlreaper_reap_result *res);
 /* A sweep that ended: how long it took, how many uids of dead domids
  * had tasks and how many tasks the census saw under them. */

@@ -43,8 +43,7 @@ int xlrd_domains_init(xlrd *d, bool hypervisor)
 
     d->doms = calloc(n, sizeof(*d->doms));
     d->listed = calloc(n, sizeof(*d->listed));
-    d->listed_dead = calloc(n, sizeof(*d->listed_dead));
-    if (!d->doms || !d->listed || !d->listed_dead) {
+    if (!d->doms || !d->listed) {
         XLRD_LOG(d, ERROR, "out of memory");
         return XLRD_EXIT_FAIL;
     }
@@ -76,10 +75,8 @@ void xlrd_domains_dispose(xlrd *d)
     d->lctx = NULL;
     free(d->doms);
     free(d->listed);
-    free(d->listed_dead);
     d->doms = NULL;
     d->listed = NULL;
-    d->listed_dead = NULL;
 }
 
 static int list_libxl(xlrd *d, bool *alive)

@@ -15,7 +15,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/time.h>
 
 #include "xl_reaperd.h"
 #include "xlr_prom.h"
@@ -48,10 +47,7 @@ static const char *const sweep_names[XLRD_SWEEP_KINDS] = {
 
 static double wall_s(void)
 {
-    struct timeval tv;
-
-    gettimeofday(&tv, NULL);
-    return (double)tv.tv_sec + (double)(tv.tv_usec / 1000) / 1000.0;
+    return (double)(xlrd_wall_us() / 1000u) / 1000.0;
 }
 
 static void observe(xlrd_histogram *h, double s)
@@ -69,7 +65,7 @@ void xlrd_metrics_init(xlrd *d)
     d->metrics.start_s = wall_s();
 }
 
-void xlrd_metrics_reap(xlrd *d, xlrd_trigger trig,
+void xlrd_metrics_reap(xlrd *d, xlrd_trigger trig, uint32_t domid,
                        const xlreaper_reap_result *res)
 {
     xlrd_metrics *m = &d->metrics;
@@ -96,9 +92,9 @@ void xlrd_metrics_reap(xlrd *d, xlrd_trigger trig,
     }
     m->reaps[trig][o]++;
     observe(&m->reap_duration[trig], (double)res->duration_us / 1e6);
-    if (trig == XLRD_TRIGGER_RELEASE && d->event_us)
+    if (trig == XLRD_TRIGGER_RELEASE && d->doms[domid].event_us)
         observe(&m->release_latency,
-                (double)(xlrd_now_us() - d->event_us) / 1e6);
+                (double)(xlrd_now_us() - d->doms[domid].event_us) / 1e6);
 }
 
 void xlrd_metrics_sweep(xlrd *d, xlrd_sweep_kind kind, uint64_t duration_us,
@@ -133,10 +129,12 @@ static void format(const xlrd *d, xlr_prom *p, bool running)
 {
     const xlrd_metrics *m = &d->metrics;
     uint32_t max = xlreaper_max_domid();
-    unsigned retry = 0;
+    unsigned retry = 0, backed_off = 0;
 
-    for (uint32_t i = 1; i <= max; i++)
+    for (uint32_t i = 1; i <= max; i++) {
         retry += d->doms[i].retry;
+        backed_off += d->doms[i].failures > 0;
+    }
 
     gauge(p, "xl_reaper_daemon_up",
           "1 while xl-reaperd runs; 0 once it has stopped cleanly.", running);
@@ -226,6 +224,10 @@ static void format(const xlrd *d, xlr_prom *p, bool running)
           "DM uids whose last reap had no verdict: the next sweep tries "
           "again.",
           retry);
+    gauge(p, "xl_reaper_uids_backed_off",
+          "DM uids whose reaps left tasks alive (stuck) and that are now "
+          "tried again after a doubling delay, not at every sweep.",
+          backed_off);
 }
 
 void xlrd_metrics_write(xlrd *d, bool running)

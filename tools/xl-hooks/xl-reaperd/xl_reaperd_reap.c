@@ -2,18 +2,22 @@
 /*
  * xl_reaperd_reap.c - reaping the DM uids of dead domains.
  *
- * The lock.  A decision to kill uid base + d rests on a list that says
- * domain d is dead.  If d were reused and a new DM started in that uid
- * between the list and the kill, the kill would take the new DM.  Our
- * spawn (qemu-dm-restrict, xl-reaper spawn) takes the reaper lock, so
- * the daemon reads the list under that lock and holds it until its
- * reaps end: no DM of ours is born in between.
+ * The lock.  A decision to kill uid base + d rests on the hypervisor
+ * saying that domain d is dead.  If d were reused and a new DM started
+ * in that uid between that answer and the kill, the kill would take
+ * the new DM.  Our spawn (qemu-dm-restrict, xl-reaper spawn) takes the
+ * reaper lock, so the daemon takes the lock for one domid, asks the
+ * hypervisor about that domid under it, reaps, and lets it go: no DM of
+ * ours is born between the answer and the kill, and no two killers with
+ * the pet uid run at once (libxl's rule).  The lock is taken and let go
+ * per domid, never held across a whole death list or sweep: a uid whose
+ * reap waits out reap_timeout_ms (tasks stuck in D state) delays only
+ * itself, and such a uid is then backed off (see backoff()).
  *
  * The hole that is left.  Stock libxl does not take the lock when it
  * starts a DM (it runs QEMU as root with -runas, and QEMU changes uid
- * itself).  So the daemon asks about each domid once more, right before
- * its kill, and skips one that is alive again.  What remains is the
- * time from that question to the kill(-1), a few milliseconds: a new
+ * itself).  What remains is the time from the question under the lock
+ * to the kill(-1), a few milliseconds: a new
  * domain created with that very domid, whose QEMU has already taken its
  * uid, in that window, would lose its DM.  libxl does not reuse a domid
  * within 60 s of its destruction (LIBXL_DOMID_REUSE_TIMEOUT) unless one
@@ -33,23 +37,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "xl_reaperd.h"
 
-/* Every sweep asks the kernel about this share of the range, so that
- * the whole range is asked about every KERNEL_WINDOWS sweeps. */
-#define KERNEL_WINDOWS 60
-/* The start sweep asks about the whole range in chunks this big,
- * handling events in between. */
-#define KERNEL_CHUNK 1024
-
-/* Why a uid is a candidate of a sweep. */
-#define CAND_LIVE 1u
-#define CAND_ZOMBIE 2u
-#define CAND_KERNEL 4u
-#define CAND_RETRY 8u
+/* A uid whose reaps leave live or stuck tasks is tried again after
+ * sweep_interval_s, then after twice that, and so on up to this many
+ * sweep intervals (and at most an hour): reported every time, never
+ * retried at every sweep. */
+#define BACKOFF_MAX_SWEEPS 64u
+#define BACKOFF_MAX_S 3600u
 
 /* ---------- events ---------- */
 
@@ -73,14 +70,6 @@ int xlrd_events_open(xlrd *d)
     return 0;
 }
 
-static uint64_t wall_ms(void)
-{
-    struct timeval tv;
-
-    gettimeofday(&tv, NULL);
-    return (uint64_t)tv.tv_sec * 1000u + (uint64_t)tv.tv_usec / 1000u;
-}
-
 /*
  * One event, one line: the library's JSON object for the result, with
  * the daemon's own fields in front: trigger, time_ms (wall clock),
@@ -101,16 +90,17 @@ static void emit(xlrd *d, xlrd_trigger trig, uint32_t domid,
     }
     if (d->doms[domid].kill_uid)
         snprintf(kuid, sizeof(kuid), "%u", d->doms[domid].kill_uid);
-    if (trig == XLRD_TRIGGER_RELEASE && d->event_us)
+    if (trig == XLRD_TRIGGER_RELEASE && d->doms[domid].event_us)
         snprintf(extra, sizeof(extra), "\"event_us\":%llu,",
-                 (unsigned long long)(xlrd_now_us() - d->event_us));
+                 (unsigned long long)(xlrd_now_us() -
+                                      d->doms[domid].event_us));
     n = asprintf(&line,
                  "{\"trigger\":\"%s\",\"time_ms\":%llu,\"result\":\"%s\","
                  "\"xs_kill_uid\":%s,%s%s\n",
                  trig == XLRD_TRIGGER_RELEASE ? "release"
                  : trig == XLRD_TRIGGER_SWEEP ? "sweep"
                                               : "census",
-                 (unsigned long long)wall_ms(),
+                 (unsigned long long)(xlrd_wall_us() / 1000u),
                  rc ? xlreaper_strerror(rc) : "ok", kuid, extra, json + 1);
     free(json);
     if (n < 0) {
@@ -140,16 +130,59 @@ static void emit(xlrd *d, xlrd_trigger trig, uint32_t domid,
 
 /* ---------- one reap ---------- */
 
-typedef enum {
-    REAP_DONE,    /* a verdict: empty, or zombies only */
-    REAP_FAILED,  /* tried, no verdict: retried at the next sweep */
-    REAP_ALIVE,   /* the domid lives again: not touched */
-    REAP_UNKNOWN, /* cannot tell whether it lives: not touched */
-} reap_status;
+static void forget(xlrd *d, uint32_t domid)
+{
+    xlrd_xs_watch_kill_uid(d, domid, false);
+    d->doms[domid].alive = false;
+    d->doms[domid].kill_uid = 0;
+    d->doms[domid].event_us = 0;
+    if (d->doms[domid].dead_pending) {
+        d->doms[domid].dead_pending = false;
+        d->dead_pending--;
+    }
+}
+
+static void learn(xlrd *d, uint32_t domid)
+{
+    XLRD_LOG(d, DEBUG, "domid %u: a new domain", domid);
+    d->doms[domid].alive = true;
+    d->doms[domid].zombies_only = false;
+    d->doms[domid].failures = 0;
+    d->doms[domid].next_try_us = 0;
+    xlrd_read_kill_uid(d, domid);
+    xlrd_xs_watch_kill_uid(d, domid, true);
+}
+
+/* A reap that left tasks alive (or stuck): the uid is not tried again
+ * at every sweep, but after a delay that doubles, and each time it is
+ * said.  (A new death of the domid is reaped at once all the same.) */
+static void backoff(xlrd *d, uint32_t domid)
+{
+    xlrd_dom *dom = &d->doms[domid];
+    uint64_t s = xlreaper_config_get(d->ctx)->sweep_interval_s;
+    uint64_t cap = s * BACKOFF_MAX_SWEEPS;
+
+    if (cap > BACKOFF_MAX_S)
+        cap = BACKOFF_MAX_S;
+    if (dom->failures < 32)
+        dom->failures++;
+    s <<= dom->failures - 1 < 20 ? dom->failures - 1 : 20;
+    if (s > cap)
+        s = cap;
+    if (!s)
+        s = 1;
+    dom->next_try_us = xlrd_now_us() + s * 1000000u;
+    XLRD_LOG(d, WARN,
+             "domid %u: its uid still has tasks after %u reap%s; backing "
+             "off: next try in %llu s",
+             domid, dom->failures, dom->failures == 1 ? "" : "s",
+             (unsigned long long)s);
+}
 
 /* Reaps domid's uid under the held lock, unless it lives again. */
-static reap_status reap_one(xlrd *d, xlreaper_lock *lock, uint32_t domid,
-                            xlrd_trigger trig, bool *reported_r)
+static xlrd_reap_status reap_locked(xlrd *d, xlreaper_lock *lock,
+                                    uint32_t domid, xlrd_trigger trig,
+                                    unsigned cand, bool *reported_r)
 {
     xlreaper_reap_result res;
     bool done, report = true;
@@ -169,15 +202,13 @@ static reap_status reap_one(xlrd *d, xlreaper_lock *lock, uint32_t domid,
                      "domid %u: cannot tell whether it lives: not killing "
                      "now; the next sweep tries again",
                      domid);
-        if (reported_r)
-            *reported_r = false;
         if (alive < 0)
             d->doms[domid].retry = true;
         if (alive > 0)
             d->metrics.skipped_alive++;
         else
             d->metrics.skipped_unknown++;
-        return alive > 0 ? REAP_ALIVE : REAP_UNKNOWN;
+        return alive > 0 ? XLRD_REAP_ALIVE : XLRD_REAP_UNKNOWN;
     }
 
     XLRD_LOG(d, INFO, "domid %u: reaping its DM uid (%s)", domid,
@@ -194,17 +225,23 @@ static reap_status reap_one(xlrd *d, xlreaper_lock *lock, uint32_t domid,
     done = !rc && (res.outcome == XLREAPER_OUTCOME_EMPTY ||
                    res.outcome == XLREAPER_OUTCOME_ZOMBIES);
     if (trig != XLRD_TRIGGER_RELEASE && !rc) {
-        /* A sweep reports what it did, not every uid it looked at. */
-        /* The kill comes before any look into the uid, so "nothing
+        /* A sweep reports what it did, not every uid it looked at.
+         * The kill comes before any look into the uid, so "nothing
          * was left right after it" is not "nothing was killed": what
-         * the census saw alive, or the kernel counted, is reported. */
-        bool nothing = (res.was_empty &&
-                        !(d->cand[domid] & (CAND_LIVE | CAND_KERNEL))) ||
-                       (res.outcome == XLREAPER_OUTCOME_ZOMBIES &&
-                        !res.tasks_seen && d->cand[domid] == CAND_ZOMBIE);
-        d->doms[domid].zombies_only = nothing && !res.was_empty;
+         * the census saw alive, or the kernel counted, is reported.
+         * Zombies found again (the census saw zombies and nothing
+         * alive, and zombies are all that is left) are not a reap:
+         * their death was reported when it happened. */
+        bool nothing =
+            (res.was_empty &&
+             !(cand & (XLRD_CAND_LIVE | XLRD_CAND_KERNEL))) ||
+            (res.outcome == XLREAPER_OUTCOME_ZOMBIES &&
+             (cand & XLRD_CAND_ZOMBIE) && !(cand & XLRD_CAND_LIVE));
         report = !nothing;
     }
+    if (done)
+        d->doms[domid].zombies_only =
+            res.outcome == XLREAPER_OUTCOME_ZOMBIES;
     if (report) {
         what = xlreaper_reap_result_describe(&res);
         xlrd_log(d, done ? XTL_INFO : XTL_ERROR, -1, "%s%s%s",
@@ -214,288 +251,107 @@ static reap_status reap_one(xlrd *d, xlreaper_lock *lock, uint32_t domid,
         emit(d, trig, domid, &res, rc);
         /* Counted as the events are: what a sweep did, not every uid
          * it looked at. */
-        xlrd_metrics_reap(d, trig, &res);
+        xlrd_metrics_reap(d, trig, domid, &res);
+    }
+    if (done) {
+        d->doms[domid].failures = 0;
+        d->doms[domid].next_try_us = 0;
+    } else if (res.outcome == XLREAPER_OUTCOME_REMAIN) {
+        backoff(d, domid);
     }
     xlreaper_reap_result_dispose(&res);
     d->doms[domid].retry = !done;
     if (reported_r)
         *reported_r = report;
-    return done ? REAP_DONE : REAP_FAILED;
+    return done ? XLRD_REAP_DONE : XLRD_REAP_FAILED;
 }
 
-/* The lock, or NULL (logged) when it cannot be had. */
-static xlreaper_lock *take_lock(xlrd *d, const char *why)
+xlrd_reap_status xlrd_reap_domid(xlrd *d, uint32_t domid, xlrd_trigger trig,
+                                 unsigned cand, bool *reported_r)
 {
     xlreaper_lock *lock = NULL;
+    xlrd_reap_status st;
     int rc;
 
-    XLRD_LOG(d, INFO, "%s: taking the reaper lock", why);
+    if (reported_r)
+        *reported_r = false;
+    XLRD_LOG(d, INFO, "domid %u%s: taking the reaper lock", domid,
+             trig == XLRD_TRIGGER_RELEASE ? " died" : "'s uid has tasks");
     rc = xlreaper_lock_acquire(d->ctx, &lock);
-
     if (rc) {
         XLRD_LOG(d, ERROR,
-                 "%s: cannot take the reaper lock (%s); the next "
+                 "domid %u: cannot take the reaper lock (%s); the next "
                  "sweep tries again",
-                 why, xlreaper_strerror(rc));
+                 domid, xlreaper_strerror(rc));
         d->metrics.lock_failures++;
-        return NULL;
+        d->doms[domid].retry = true;
+        st = XLRD_REAP_NOLOCK;
+    } else {
+        st = reap_locked(d, lock, domid, trig, cand, reported_r);
+        xlreaper_lock_release(lock);
     }
-    return lock;
-}
-
-static void forget(xlrd *d, uint32_t domid)
-{
-    xlrd_xs_watch_kill_uid(d, domid, false);
-    d->doms[domid].alive = false;
-    d->doms[domid].kill_uid = 0;
-}
-
-static void learn(xlrd *d, uint32_t domid)
-{
-    XLRD_LOG(d, DEBUG, "domid %u: a new domain", domid);
-    d->doms[domid].alive = true;
-    d->doms[domid].zombies_only = false;
-    xlrd_read_kill_uid(d, domid);
-    xlrd_xs_watch_kill_uid(d, domid, true);
+    /* A known domain is forgotten once its death was dealt with. */
+    if (d->doms[domid].alive) {
+        switch (st) {
+        case XLRD_REAP_DONE:
+        case XLRD_REAP_FAILED: /* retry is set: a sweep takes it on */
+        case XLRD_REAP_NOLOCK:
+            forget(d, domid);
+            break;
+        case XLRD_REAP_ALIVE: /* a new domain: learnt afresh */
+            forget(d, domid);
+            learn(d, domid);
+            break;
+        case XLRD_REAP_UNKNOWN: /* still known alive: asked again */
+            break;
+        }
+    }
+    return st;
 }
 
 /* ---------- deaths ---------- */
 
 void xlrd_reconcile(xlrd *d)
 {
-    uint32_t max = xlreaper_max_domid(), ndead = 0;
-    xlreaper_lock *lock;
+    uint32_t max = xlreaper_max_domid();
     bool *now = d->listed;
 
+    d->reconcile_pending = false;
     if (xlrd_domains_list(d, now) < 0)
         return; /* logged; the next event or sweep lists again */
     for (uint32_t i = 1; i <= max; i++) {
-        if (now[i] && !d->doms[i].alive)
+        xlrd_dom *dom = &d->doms[i];
+
+        if (now[i] && !dom->alive)
             learn(d, i);
-        else if (now[i] && !d->doms[i].watched)
+        else if (now[i] && !dom->watched)
             xlrd_xs_watch_kill_uid(d, i, true); /* after a reconnect */
-        else if (!now[i] && d->doms[i].alive)
-            ndead++;
+        else if (!now[i] && dom->alive && !dom->dead_pending) {
+            /* Reaped by xlrd_reap_next, one at a time, each under a
+             * lock of its own and after one more question. */
+            dom->dead_pending = true;
+            dom->event_us = d->release_us;
+            d->dead_pending++;
+        }
     }
-    if (!ndead)
-        return;
-    for (uint32_t i = 1; i <= max; i++)
-        d->listed_dead[i] = !now[i] && d->doms[i].alive;
+    d->release_us = 0;
+}
 
-    /* The list that decides is read under the lock, which is held until
-     * the reaps end. */
-    {
-        char why[64];
-        uint32_t first = 0;
+bool xlrd_reap_next(xlrd *d)
+{
+    uint32_t max = xlreaper_max_domid();
 
-        for (uint32_t i = 1; i <= max && !first; i++)
-            if (!now[i] && d->doms[i].alive)
-                first = i;
-        if (ndead == 1)
-            snprintf(why, sizeof(why), "domid %u died", first);
-        else
-            snprintf(why, sizeof(why), "%u known domains died (domid %u, ...)",
-                     ndead, first);
-        lock = take_lock(d, why);
-    }
-    if (!lock) {
-        for (uint32_t i = 1; i <= max; i++)
-            if (!now[i] && d->doms[i].alive) {
-                d->doms[i].retry = true;
-                forget(d, i);
-            }
+    if (!d->dead_pending)
+        return false;
+    for (uint32_t i = 1; i <= max; i++) {
+        if (!d->doms[i].dead_pending)
+            continue;
+        d->doms[i].dead_pending = false;
+        d->dead_pending--;
+        xlrd_reap_domid(d, i, XLRD_TRIGGER_RELEASE, 0, NULL);
         xlrd_metrics_write(d, true);
-        return;
+        return true;
     }
-    if (xlrd_domains_list(d, now) < 0) {
-        xlreaper_lock_release(lock);
-        return;
-    }
-    for (uint32_t i = 1; i <= max; i++) {
-        if (!d->doms[i].alive)
-            continue;
-        if (now[i]) {
-            if (d->listed_dead[i]) {
-                XLRD_LOG(d, NOTICE,
-                         "domid %u: alive again before its uid was reaped "
-                         "(the domid was reused): not killing, its new DM "
-                         "would die",
-                         i);
-                d->metrics.skipped_alive++;
-            }
-            continue;
-        }
-        if (d->stop || xlrd_poll_signals(d)) {
-            /* Stopping: what is not reaped now, the start sweep of the
-             * next run finds. */
-            break;
-        }
-        switch (reap_one(d, lock, i, XLRD_TRIGGER_RELEASE, NULL)) {
-        case REAP_DONE:
-        case REAP_FAILED: /* retry is set: the sweep takes it on */
-            forget(d, i);
-            break;
-        case REAP_ALIVE: /* a new domain: learn it afresh */
-            forget(d, i);
-            learn(d, i);
-            break;
-        case REAP_UNKNOWN: /* still known alive: asked again next time */
-            break;
-        }
-    }
-    xlreaper_lock_release(lock);
-    d->event_us = 0;
-    xlrd_metrics_write(d, true);
-}
-
-/* ---------- sweeps ---------- */
-
-/* A sweep that did not finish, unless the daemon is stopping; the
- * metrics say so at once. */
-static void sweep_failed(xlrd *d)
-{
-    if (d->stop)
-        return;
-    d->metrics.sweep_errors++;
-    xlrd_metrics_write(d, true);
-}
-
-/* Asks the kernel about domids first .. first + num - 1 in chunks,
- * handling events in between.  false when stopped or failed. */
-static bool kernel_pass(xlrd *d, uint32_t first, uint32_t num)
-{
-    while (num) {
-        uint32_t n = num < KERNEL_CHUNK ? num : KERNEL_CHUNK;
-        int rc = xlreaper_census_kernel(d->ctx, first, n, d->busy);
-
-        if (rc) {
-            XLRD_LOG(d, ERROR, "sweep: the kernel census failed (%s)",
-                     xlreaper_strerror(rc));
-            return false;
-        }
-        for (uint32_t i = 0; i < n; i++)
-            if (d->busy[i])
-                d->cand[first + i] |= CAND_KERNEL;
-        first += n;
-        num -= n;
-        if (num) {
-            xlrd_xs_events(d);
-            if (d->stop || xlrd_poll_signals(d))
-                return false;
-        }
-    }
-    return true;
-}
-
-void xlrd_sweep(xlrd *d, xlrd_sweep_kind kind)
-{
-    bool full = kind == XLRD_SWEEP_FULL;
-    uint32_t max = xlreaper_max_domid(), ncand = 0, reaped = 0;
-    uint64_t start = xlrd_now_us();
-    const xlreaper_config *cfg = xlreaper_config_get(d->ctx);
-    xlreaper_lock *lock;
-    unsigned tasks = 0;
-    unsigned long long dead_tasks = 0;
-    bool *now = d->listed;
-    int rc;
-
-    if (kind != XLRD_SWEEP_CENSUS)
-        d->next_sweep_us = start + (uint64_t)cfg->sweep_interval_s * 1000000u;
-    memset(d->cand, 0, max + 1);
-
-    /* Candidates, without the lock: hints and the kernel's answers. */
-    rc = xlreaper_census(d->ctx, d->census, &tasks);
-    if (rc) {
-        XLRD_LOG(d, ERROR, "sweep: the /proc census failed (%s)",
-                 xlreaper_strerror(rc));
-        sweep_failed(d);
-        return;
-    }
-    for (uint32_t i = 1; i <= max; i++) {
-        if (d->census[i].live)
-            d->cand[i] |= CAND_LIVE;
-        else if (d->census[i].zombies && !d->doms[i].zombies_only)
-            d->cand[i] |= CAND_ZOMBIE;
-        if (d->doms[i].retry)
-            d->cand[i] |= CAND_RETRY;
-    }
-    if (full) {
-        if (!kernel_pass(d, 1, max)) {
-            sweep_failed(d);
-            return; /* full_sweep_pending stays: tried again */
-        }
-    } else if (kind == XLRD_SWEEP_WINDOW) {
-        uint32_t w = (max + KERNEL_WINDOWS - 1) / KERNEL_WINDOWS;
-        uint32_t first = d->window_next ? d->window_next : 1;
-
-        if (first + w - 1 > max)
-            w = max - first + 1;
-        if (!kernel_pass(d, first, w)) {
-            sweep_failed(d);
-            return;
-        }
-        d->window_next = first + w > max ? 1 : first + w;
-    }
-
-    if (xlrd_domains_list(d, now) < 0) {
-        sweep_failed(d);
-        return;
-    }
-    for (uint32_t i = 1; i <= max; i++)
-        if (d->cand[i] && !now[i]) {
-            unsigned long long seen = d->census[i].live + d->census[i].zombies;
-
-            ncand++;
-            /* A task that came after the /proc census is in the
-             * kernel's count only: at least one was found. */
-            if (!seen && (d->cand[i] & CAND_KERNEL))
-                seen = 1;
-            dead_tasks += seen;
-        }
-    if (ncand) {
-        lock = take_lock(d, kind == XLRD_SWEEP_CENSUS
-                                ? "census: uids of dead domids have tasks"
-                                : "sweep: uids of dead domids have tasks");
-        if (!lock) {
-            sweep_failed(d);
-            return;
-        }
-        if (xlrd_domains_list(d, now) < 0) {
-            xlreaper_lock_release(lock);
-            sweep_failed(d);
-            return;
-        }
-        for (uint32_t i = 1; i <= max; i++) {
-            bool reported = false;
-            xlrd_trigger trig;
-
-            if (!d->cand[i] || now[i])
-                continue;
-            if (d->stop || xlrd_poll_signals(d))
-                break;
-            /* A known domain that died before its @releaseDomain was
-             * handled: this reap is its death's, reported as a release
-             * would be, even when its uid was already empty; the release
-             * that follows finds it forgotten. */
-            trig = d->doms[i].alive            ? XLRD_TRIGGER_RELEASE
-                   : kind == XLRD_SWEEP_CENSUS ? XLRD_TRIGGER_CENSUS
-                                               : XLRD_TRIGGER_SWEEP;
-            if (reap_one(d, lock, i, trig, &reported) == REAP_DONE &&
-                d->doms[i].alive)
-                forget(d, i);
-            reaped += reported;
-        }
-        xlreaper_lock_release(lock);
-    }
-    if (full)
-        d->full_sweep_pending = false;
-    xlrd_metrics_sweep(d, kind, xlrd_now_us() - start, ncand, dead_tasks);
-    xlrd_metrics_write(d, true);
-    xlrd_log(d, full || reaped ? XTL_NOTICE : XTL_DEBUG, -1,
-             "%s%s done in %.1f ms: %u tasks on the host, %u candidate "
-             "uid%s of dead domids, %u reaped",
-             kind == XLRD_SWEEP_CENSUS ? "census" : "sweep",
-             full ? " (whole range, by the kernel's count)" : "",
-             (double)(xlrd_now_us() - start) / 1000.0, tasks, ncand,
-             ncand == 1 ? "" : "s", reaped);
+    d->dead_pending = 0; /* not reached: the count said one was */
+    return false;
 }

@@ -164,7 +164,6 @@ void xlrd_xs_watch_kill_uid(xlrd *d, uint32_t domid, bool on)
 
 void xlrd_xs_events(xlrd *d)
 {
-    bool reconcile = false, release = false;
     unsigned n = 0;
     char **w;
 
@@ -189,12 +188,15 @@ void xlrd_xs_events(xlrd *d)
         XLRD_LOG(d, DEBUG, "watch event %.60s %.40s", w[XS_WATCH_PATH], token);
         switch (xlrd_token_parse(token, &domid)) {
         case XLRD_TOKEN_IS_RELEASE:
-            release = true;
+            /* A domain born and dead between two of our lists was
+             * never known: the census finds what it left (see
+             * xl_reaperd_reap.c). */
+            d->census_pending = true;
             /* fall through */
         case XLRD_TOKEN_IS_INTRODUCE:
-            if (!reconcile)
-                d->event_us = xlrd_now_us();
-            reconcile = true;
+            if (!d->reconcile_pending || !d->release_us)
+                d->release_us = xlrd_now_us();
+            d->reconcile_pending = true;
             break;
         case XLRD_TOKEN_IS_KILL_UID:
             if (d->doms[domid].alive)
@@ -206,10 +208,4 @@ void xlrd_xs_events(xlrd *d)
         }
         free(w);
     }
-    if (reconcile)
-        xlrd_reconcile(d);
-    /* A domain born and dead between two of our lists was never known:
-     * the census finds what it left (see xl_reaperd_reap.c). */
-    if (release && d->xsh)
-        xlrd_sweep(d, XLRD_SWEEP_CENSUS);
 }

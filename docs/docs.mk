@@ -46,7 +46,7 @@ install-docs: docs
 		install -d $$d && install -m 644 $$p $$d/ || exit 1; \
 	done
 	install -d $(DESTDIR)$(DOCDIR)
-	install -m 644 $(DOC_SRCS) $(DOC_HTML) \
+	install -m 644 $(DOC_SRCS) $(DOC_HTML) config/xl-reaper.rules.yml \
 		$(DESTDIR)$(DOCDIR)/
 
 uninstall: uninstall-docs
@@ -56,5 +56,5 @@ uninstall-docs:
 		rm -f $(DESTDIR)$(PREFIX)/share/man/man$${p##*.}/$$p; \
 	done
 	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,\
-		$(notdir $(DOC_SRCS) $(DOC_HTML)))
+		$(notdir $(DOC_SRCS) $(DOC_HTML)) xl-reaper.rules.yml)
 	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true

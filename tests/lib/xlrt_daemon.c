@@ -152,13 +152,24 @@ int xlrt_daemon_start(xlrt_daemon *dm, const char *dir, const char *config,
 int xlrt_daemon_start_prog(xlrt_daemon *dm, const char *which, const char *dir,
                            const char *config, const char *sock)
 {
+    return xlrt_daemon_start_events(dm, which, dir, config, sock, NULL);
+}
+
+int xlrt_daemon_start_events(xlrt_daemon *dm, const char *which,
+                             const char *dir, const char *config,
+                             const char *sock, const char *events)
+{
     char prog[512], env[600];
     int fd;
 
     memset(dm, 0, sizeof(*dm));
     snprintf(prog, sizeof(prog), "%s/%s", build_dir(), which);
-    if (asprintf(&dm->log, "%s/daemon.log", dir) < 0 ||
-        asprintf(&dm->events, "%s/events", dir) < 0)
+    if (asprintf(&dm->log, "%s/daemon.log", dir) < 0)
+        return -1;
+    dm->events = events ? strdup(events) : NULL;
+    if (!events && asprintf(&dm->events, "%s/events", dir) < 0)
+        return -1;
+    if (!dm->events)
         return -1;
     dm->taken = calloc(MAX_DOMID + 1, sizeof(*dm->taken));
     if (!dm->taken)
@@ -179,8 +190,14 @@ int xlrt_daemon_start_prog(xlrt_daemon *dm, const char *which, const char *dir,
         return -1;
     }
     if (dm->pid == 0) {
-        char *argv[] = { prog,       "--config", (char *)config, "--events",
-                         dm->events, "-v",       "-v",           NULL };
+        char run[600], state[600];
+        char *argv[] = { prog,      "--config", (char *)config, "--events",
+                         dm->events, "--run-dir", run,        "--state-dir",
+                         state,     "-v",       "-v",           NULL };
+
+        /* The suite's own, so that daemons of two suites never meet. */
+        snprintf(run, sizeof(run), "%s/run", dir);
+        snprintf(state, sizeof(state), "%s/state", dir);
         char *envp[] = { env, NULL };
         dup2(fd, 2);
         execve(prog, argv, envp);

@@ -41,15 +41,19 @@ typedef struct {
     uint16_t *taken; /* per domid: events returned by waits */
 } xlrt_daemon;
 
-/* Starts build/bin/xl-reaperd --config config --events dir/events -v -v
- * with XENSTORED_PATH=sock, its stderr in dir/daemon.log.  Does not
- * wait. */
+/* Starts build/bin/xl-reaperd --config config --events dir/events
+ * --run-dir dir/run --state-dir dir/state -v -v with
+ * XENSTORED_PATH=sock, its stderr in dir/daemon.log.  Does not wait. */
 int xlrt_daemon_start(xlrt_daemon *dm, const char *dir, const char *config,
                       const char *sock);
 /* The same with another build of the daemon: prog under the build dir,
  * e.g. "tests/xl-reaperd-fakexen". */
 int xlrt_daemon_start_prog(xlrt_daemon *dm, const char *prog, const char *dir,
                            const char *config, const char *sock);
+/* The same with the events file at events (NULL: dir/events). */
+int xlrt_daemon_start_events(xlrt_daemon *dm, const char *prog,
+                             const char *dir, const char *config,
+                             const char *sock, const char *events);
 /* Waits up to timeout_ms for needle in the log past what earlier waits
  * read; moves past it.  0 when found. */
 int xlrt_daemon_wait_log(xlrt_daemon *dm, const char *needle,

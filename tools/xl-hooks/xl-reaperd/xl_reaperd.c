@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
- * xl_reaperd.c - xl-reaperd [--config FILE] [--events FILE] [-v]
+ * xl_reaperd.c - xl-reaperd [--config FILE] [--events FILE]
+ *                            [--run-dir DIR] [--state-dir DIR] [-v]
  *
  * Runs in the foreground and logs to stderr (systemd's journal adds the
  * time).  One loop, one thread of ours: poll on a signalfd and on
@@ -239,11 +240,20 @@ static bool dispatch(xlrd *d)
         reload(d);
         return true;
     }
+    /* Whatever xenstored does: the metrics say so within a period. */
+    if (now >= d->next_metrics_us) {
+        xlrd_metrics_write(d, true);
+        return true;
+    }
+    if (d->next_flush_us && now >= d->next_flush_us) {
+        xlrd_events_flush(d);
+        return true;
+    }
     if (d->reconcile_pending && can_list(d)) {
         xlrd_reconcile(d);
         return true;
     }
-    if (xlrd_reap_next(d))
+    if (can_list(d) && xlrd_reap_next(d))
         return true;
     if (d->census.phase != XLRD_SWEEP_IDLE)
         return xlrd_sweep_step(d, &d->census) || true;
@@ -288,6 +298,10 @@ static void run(xlrd *d)
         }
         if (d->next_sweep_us < wake)
             wake = d->next_sweep_us;
+        if (d->next_metrics_us < wake)
+            wake = d->next_metrics_us;
+        if (d->next_flush_us && d->next_flush_us < wake)
+            wake = d->next_flush_us;
         if (!d->xsh && d->next_connect_us < wake)
             wake = d->next_connect_us;
         timeout = busy ? 0 : wake > now ? (int)((wake - now + 999) / 1000) : 0;
@@ -308,7 +322,9 @@ static void run(xlrd *d)
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: xl-reaperd [--config FILE] [--events FILE] [-v]\n"
+            "usage: xl-reaperd [--config FILE] [--events FILE] "
+            "[--run-dir DIR]\n"
+            "                  [--state-dir DIR] [-v]\n"
             "\n"
             "Reaps the device model uid of every domain that dies, and\n"
             "sweeps the uid range at start and every sweep_interval_s.\n"
@@ -316,12 +332,16 @@ static void usage(FILE *f)
             "  -c, --config FILE  config file (default %s;\n"
             "                     when that is absent, the defaults)\n"
             "  -e, --events FILE  append one JSON line per reap to FILE\n"
+            "  -r, --run-dir DIR  its pid lock: one daemon per DIR\n"
+            "                     (default %s)\n"
+            "  -s, --state-dir DIR  its intent records (default %s)\n"
             "  -v, --verbose      more log output (twice: debug)\n"
             "  -V, --version      print the version\n"
             "  -h, --help         this text\n"
             "\n"
             "SIGHUP reloads the config and reopens FILE; SIGTERM stops.\n",
-            XLREAPER_DEFAULT_CONFIG);
+            XLREAPER_DEFAULT_CONFIG, XLRD_DEFAULT_RUN_DIR,
+            XLRD_DEFAULT_STATE_DIR);
 }
 
 int main(int argc, char **argv)
@@ -329,17 +349,25 @@ int main(int argc, char **argv)
     static const struct option opts[] = {
         { "config", required_argument, NULL, 'c' },
         { "events", required_argument, NULL, 'e' },
+        { "run-dir", required_argument, NULL, 'r' },
+        { "state-dir", required_argument, NULL, 's' },
         { "verbose", no_argument, NULL, 'v' },
         { "help", no_argument, NULL, 'h' },
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
-    xlrd d = { .events_fd = -1, .sfd = -1, .full_sweep_pending = true };
+    xlrd d = { .events_fd = -1,
+               .sfd = -1,
+               .run_fd = -1,
+               .intent_fd = -1,
+               .run_dir = XLRD_DEFAULT_RUN_DIR,
+               .state_dir = XLRD_DEFAULT_STATE_DIR,
+               .full_sweep_pending = true };
     xentoollog_level level = XTL_NOTICE;
     int opt, ret = XLRD_EXIT_FAIL, rc;
 
     opterr = 0; /* one line of our own, "xl-reaperd: error: ..." */
-    while ((opt = getopt_long(argc, argv, "+:c:e:vhV", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+:c:e:r:s:vhV", opts, NULL)) != -1) {
         switch (opt) {
         case 'c':
             d.config_path = optarg;
@@ -347,6 +375,12 @@ int main(int argc, char **argv)
             break;
         case 'e':
             d.events_path = optarg;
+            break;
+        case 'r':
+            d.run_dir = optarg;
+            break;
+        case 's':
+            d.state_dir = optarg;
             break;
         case 'v':
             level = level == XTL_NOTICE ? XTL_INFO : XTL_DEBUG;
@@ -393,6 +427,11 @@ int main(int argc, char **argv)
                         "path (the file is reopened on SIGHUP)\n");
         return XLRD_EXIT_USAGE;
     }
+    if (d.run_dir[0] != '/' || d.state_dir[0] != '/') {
+        fprintf(stderr, "xl-reaperd: error: --run-dir and --state-dir "
+                        "need absolute paths\n");
+        return XLRD_EXIT_USAGE;
+    }
     rc = sanitize_env();
     if (rc)
         return rc;
@@ -408,6 +447,12 @@ int main(int argc, char **argv)
         stderr, level, XTL_STDIOSTREAM_HIDE_PROGRESS);
     if (!d.lg)
         return XLRD_EXIT_FAIL;
+    /* First: a second daemon must not touch anything of the first's. */
+    rc = xlrd_run_lock(&d);
+    if (rc) {
+        ret = rc;
+        goto out;
+    }
     if (xlreaper_ctx_alloc(&d.ctx, d.lg))
         goto out;
     xlreaper_ctx_set_progname(d.ctx, "xl-reaperd");
@@ -416,6 +461,8 @@ int main(int argc, char **argv)
         ret = rc == XLREAPER_ERROR_INVAL ? XLRD_EXIT_USAGE : XLRD_EXIT_FAIL;
         goto out;
     }
+    if (xlrd_events_init(&d) < 0)
+        goto out;
     if (xlrd_events_open(&d) < 0) {
         ret = XLRD_EXIT_USAGE;
         goto out;
@@ -434,6 +481,13 @@ int main(int argc, char **argv)
     }
     xlrd_metrics_init(&d);
     describe_config(&d, "starting");
+    /* Unfinished reaps of an earlier run are found before anything
+     * else is reaped; the loop redoes them first. */
+    if (xlrd_intents_open(&d) < 0)
+        goto out;
+    /* From the first second, connected to xenstored or not. */
+    xlrd_metrics_write(&d, true);
+    d.next_metrics_us = xlrd_now_us() + XLRD_METRICS_PERIOD_S * 1000000u;
 
     run(&d);
     sd_notify_msg("STOPPING=1");
@@ -448,8 +502,8 @@ out:
     xlrd_domains_dispose(&d);
     xlrd_sweep_dispose(&d.periodic);
     xlrd_sweep_dispose(&d.census);
-    if (d.events_fd >= 0)
-        close(d.events_fd);
+    xlrd_events_dispose(&d);
+    xlrd_intents_close(&d);
     if (d.sfd >= 0)
         close(d.sfd);
     xlreaper_ctx_free(d.ctx);

@@ -11,6 +11,9 @@
  *                         what their xenstore says of their DM's uid
  *   xl_reaperd_reap.c     one reap, and the deaths waiting for theirs
  *   xl_reaperd_sweep.c    sweeps, one step at a time
+ *   xl_reaperd_events.c   the events file: whole lines, a bounded queue
+ *   xl_reaperd_state.c    the run directory (one daemon) and the state
+ *                         directory (intent records, redone after a crash)
  *   xl_reaperd_metrics.c  the metrics file (node_exporter's textfile)
  *
  * One dispatcher.  Only the loop (xl_reaperd.c) starts work: a watch
@@ -33,6 +36,19 @@
 #include <xenstore.h>
 
 #include "xlreaper.h"
+
+/* Where the daemon keeps its pid lock, and its intent records. */
+#define XLRD_DEFAULT_RUN_DIR "/run/xl-reaperd"
+#define XLRD_DEFAULT_STATE_DIR "/var/lib/xl-reaperd"
+
+/* Events that could not be written (a full or failing disk) wait in
+ * memory, at most this many; past that the oldest is dropped (and
+ * counted). */
+#define XLRD_EVENTS_QUEUE_MAX 1024
+
+/* The metrics file is rewritten at least this often, whatever else the
+ * daemon is doing or waiting for. */
+#define XLRD_METRICS_PERIOD_S 5
 
 /* Exit codes, as xl-reaper's. */
 #define XLRD_EXIT_OK 0
@@ -88,7 +104,18 @@ typedef struct {
     unsigned last_sweep_dead_uids;       /* with tasks */
     int write_errno;                     /* of the last write, 0: ok */
     char failed_path[256];               /* of the failure last logged */
+    unsigned long long events_written;
+    unsigned long long events_dropped;   /* the queue was full */
+    unsigned long long event_write_errors;
+    unsigned long long intents_redone;   /* after a crash */
 } xlrd_metrics;
+
+/* An event waiting to be written. */
+typedef struct {
+    char *line;      /* one whole line, newline included */
+    size_t len;
+    uint64_t intent; /* its intent record, ended once it is written */
+} xlrd_event;
 
 /* Per domid, indexed 0 .. xlreaper_max_domid(). */
 typedef struct {
@@ -99,6 +126,13 @@ typedef struct {
     bool dead_pending; /* known alive, listed dead: its reap is due */
     uint32_t kill_uid; /* device-model-kill-uid as last read, 0: none */
     uint64_t event_us; /* the @releaseDomain that told its death */
+    uint64_t intent;   /* its open intent record: the "A" written when
+                        * it was learnt alive, or one an earlier run left
+                        * unfinished; 0: none */
+    bool recovered;    /* that record is an earlier run's */
+    bool adopt;        /* an earlier run's "A": alive or dead is for
+                        * the first list to say */
+    uint8_t intent_trigger, intent_cand; /* what that record says */
     unsigned failures; /* reaps in a row that left tasks alive */
     uint64_t next_try_us; /* backed off until then (failures > 0) */
 } xlrd_dom;
@@ -132,6 +166,16 @@ typedef struct {
     unsigned config_flags;
     const char *events_path; /* NULL: no events file */
     int events_fd;
+    xlrd_event *queue; /* ring of XLRD_EVENTS_QUEUE_MAX */
+    unsigned q_head, q_len;
+    int events_errno;        /* of the last failed write, 0: ok */
+    uint64_t next_flush_us;  /* a retry of the queue, 0: none */
+    const char *run_dir, *state_dir;
+    int run_fd;     /* holds the pid lock */
+    int intent_fd;  /* the intent journal */
+    uint64_t last_intent;
+    unsigned intents_open;
+    uint64_t next_metrics_us;
     int sfd; /* signalfd: TERM, INT, HUP */
     bool stop;
     bool reload;
@@ -176,6 +220,10 @@ void xlrd_log(const xlrd *d, xentoollog_level level, int errnoval,
 /* CLOCK_MONOTONIC, and the wall clock, in microseconds. */
 uint64_t xlrd_now_us(void);
 uint64_t xlrd_wall_us(void);
+
+/* One whole line appended to fd, or nothing (see xl_reaperd_log.c);
+ * sync: made durable.  0, or an errno. */
+int xlrd_write_line(int fd, const char *line, size_t len, bool sync);
 
 /* ---------- xenstore (xl_reaperd_xs.c) ---------- */
 
@@ -248,8 +296,41 @@ void xlrd_reconcile(xlrd *d);
 /* Reaps one dead_pending domid, under the lock taken for it alone.
  * false when none was pending. */
 bool xlrd_reap_next(xlrd *d);
+/* ---------- events (xl_reaperd_events.c) ---------- */
+
 /* Opens (again) the events file.  0 or -1. */
 int xlrd_events_open(xlrd *d);
+int xlrd_events_init(xlrd *d);
+void xlrd_events_dispose(xlrd *d);
+/* Queues line (taken over; one whole line, newline included) for the
+ * events file and writes what the queue holds.  intent: its record,
+ * ended once the line is written (0: none). */
+void xlrd_events_put(xlrd *d, char *line, size_t len, uint64_t intent);
+/* Writes what is queued, each line in one write(2) or not at all. */
+void xlrd_events_flush(xlrd *d);
+
+/* ---------- state (xl_reaperd_state.c) ---------- */
+
+/* Takes the run directory's pid lock: one daemon per run directory.
+ * 0, or an XLRD_EXIT_* code (another daemon holds it: said, with its
+ * pid). */
+int xlrd_run_lock(xlrd *d);
+/* Opens the intent journal; every unfinished intent of an earlier run
+ * whose event is not in the events file is marked for its reap again
+ * (doms[].intent).  0 or -1. */
+int xlrd_intents_open(xlrd *d);
+void xlrd_intents_close(xlrd *d);
+/* Makes durable (written and fdatasync'd) that domid's uid is about to
+ * be reaped; returns the record's id (0 when it could not be written:
+ * said, and the reap goes on). */
+uint64_t xlrd_intent_begin(xlrd *d, uint32_t domid, xlrd_trigger trig,
+                           unsigned cand);
+/* The same for a domain learnt alive: its death's reap is due (written
+ * at its birth, so that no fdatasync waits between a death and its
+ * kill). */
+uint64_t xlrd_intent_alive(xlrd *d, uint32_t domid);
+/* The reap of id is over and its event (if any) is written. */
+void xlrd_intent_end(xlrd *d, uint64_t id);
 
 /* Why a uid is a candidate of a sweep (xlrd_sweep.cand). */
 #define XLRD_CAND_LIVE 1u    /* the census saw a live task */

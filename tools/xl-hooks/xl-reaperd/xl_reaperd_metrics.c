@@ -6,9 +6,12 @@
  * domains.  xlr_prom.c formats and writes; this file only counts.
  *
  * The file is rewritten whole (replaced by a rename, so a reader never
- * sees half of it) after every reap and every sweep, so it is at most
- * sweep_interval_s old while the daemon runs; at a clean stop it says
- * xl_reaper_daemon_up 0.  A file that cannot be written never stops a
+ * sees half of it, and a full disk leaves the last whole version) from
+ * the daemon's first second, after every reap and every sweep, and at
+ * least every XLRD_METRICS_PERIOD_S by a timer of the loop's that does
+ * not wait for xenstored; xl_reaper_metrics_timestamp_seconds says when
+ * (an alert rule sees a file that stopped changing); at a clean stop it
+ * says xl_reaper_daemon_up 0.  A file that cannot be written never stops a
  * reap: the daemon logs it and goes on.  The names are an interface
  * (alert rules use them): xl-reaperd(8) lists them.
  */
@@ -140,6 +143,10 @@ static void format(const xlrd *d, xlr_prom *p, bool running)
           "1 while xl-reaperd runs; 0 once it has stopped cleanly.", running);
     gauge(p, "xl_reaper_daemon_start_time_seconds",
           "When xl-reaperd started (Unix time).", m->start_s);
+    gauge(p, "xl_reaper_metrics_timestamp_seconds",
+          "When xl-reaperd wrote this file (Unix time); it does at least "
+          "every 5 s while it runs.",
+          wall_s());
     gauge(p, "xl_reaper_xenstore_connected",
           "1 while xl-reaperd is connected to xenstore (it learns of deaths "
           "from @releaseDomain).",
@@ -224,6 +231,24 @@ static void format(const xlrd *d, xlr_prom *p, bool running)
           "DM uids whose last reap had no verdict: the next sweep tries "
           "again.",
           retry);
+    counter(p, "xl_reaper_events_written_total",
+            "Event lines written to the events file.",
+            (double)m->events_written);
+    counter(p, "xl_reaper_events_dropped_total",
+            "Events dropped, never written: the events file could not be "
+            "written and the in-memory queue (1024 events) was full.",
+            (double)m->events_dropped);
+    counter(p, "xl_reaper_event_write_errors_total",
+            "Failed writes of the events file (each event stays queued and "
+            "is written again).",
+            (double)m->event_write_errors);
+    gauge(p, "xl_reaper_events_queued",
+          "Events waiting in memory for the events file to be writable.",
+          d->q_len);
+    counter(p, "xl_reaper_intents_redone_total",
+            "Reaps an earlier run of the daemon began and did not finish "
+            "(killed, or the host went down), done again at start.",
+            (double)m->intents_redone);
     gauge(p, "xl_reaper_uids_backed_off",
           "DM uids whose reaps left tasks alive (stuck) and that are now "
           "tried again after a doubling delay, not at every sweep.",
@@ -238,6 +263,7 @@ void xlrd_metrics_write(xlrd *d, bool running)
     xlr_prom p;
     int e = 0;
 
+    d->next_metrics_us = xlrd_now_us() + XLRD_METRICS_PERIOD_S * 1000000u;
     if (!path)
         return;
     if (xlr_prom_init(&p) < 0) {

@@ -50,37 +50,21 @@
 
 /* ---------- events ---------- */
 
-int xlrd_events_open(xlrd *d)
-{
-    int fd;
-
-    if (!d->events_path)
-        return 0;
-    fd =
-        open(d->events_path,
-             O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
-             0640);
-    if (fd < 0) {
-        XLRD_LOGE(d, ERROR, "opening the events file %s", d->events_path);
-        return -1;
-    }
-    if (d->events_fd >= 0)
-        close(d->events_fd);
-    d->events_fd = fd;
-    return 0;
-}
-
 /*
  * One event, one line: the library's JSON object for the result, with
  * the daemon's own fields in front: trigger, time_ms (wall clock),
  * result (the library's verdict on the call), xs_kill_uid (what xenstore
- * said, or null), and for a release event_us, from the watch event to
- * the verdict.
+ * said, or null), intent (its record's id, when the daemon keeps
+ * them), recovered (true: the reap of a record an earlier run left
+ * unfinished), and for a release event_us, from the watch event to the
+ * verdict.
  */
 static void emit(xlrd *d, xlrd_trigger trig, uint32_t domid,
-                 const xlreaper_reap_result *res, int rc)
+                 const xlreaper_reap_result *res, int rc, uint64_t intent,
+                 bool recovered)
 {
     char *json = NULL, *line = NULL, extra[160] = "", kuid[16] = "null";
+    char ids[64] = "";
     int n;
 
     if (xlreaper_reap_result_json(res, &json) || json[0] != '{') {
@@ -94,38 +78,28 @@ static void emit(xlrd *d, xlrd_trigger trig, uint32_t domid,
         snprintf(extra, sizeof(extra), "\"event_us\":%llu,",
                  (unsigned long long)(xlrd_now_us() -
                                       d->doms[domid].event_us));
+    if (intent)
+        snprintf(ids, sizeof(ids), "\"intent\":%llu,%s",
+                 (unsigned long long)intent,
+                 recovered ? "\"recovered\":true," : "");
     n = asprintf(&line,
                  "{\"trigger\":\"%s\",\"time_ms\":%llu,\"result\":\"%s\","
-                 "\"xs_kill_uid\":%s,%s%s\n",
+                 "\"xs_kill_uid\":%s,%s%s%s\n",
                  trig == XLRD_TRIGGER_RELEASE ? "release"
                  : trig == XLRD_TRIGGER_SWEEP ? "sweep"
                                               : "census",
                  (unsigned long long)(xlrd_wall_us() / 1000u),
-                 rc ? xlreaper_strerror(rc) : "ok", kuid, extra, json + 1);
+                 rc ? xlreaper_strerror(rc) : "ok", kuid, ids, extra,
+                 json + 1);
     free(json);
     if (n < 0) {
         XLRD_LOG(d, ERROR, "domid %u: out of memory for its event", domid);
         return;
     }
     XLRD_LOG(d, NOTICE, "event: %.*s", n - 1, line);
-    if (d->events_fd >= 0) {
-        /* One write of an O_APPEND file: lines never interleave. */
-        const char *p = line;
-        size_t left = (size_t)n;
-        while (left) {
-            ssize_t r = write(d->events_fd, p, left);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0) {
-                XLRD_LOGE(d, ERROR, "writing to the events file %s",
-                          d->events_path);
-                break;
-            }
-            p += r;
-            left -= (size_t)r;
-        }
-    }
-    free(line);
+    /* The queue takes the line, and ends the intent once it is
+     * written. */
+    xlrd_events_put(d, line, (size_t)n, intent);
 }
 
 /* ---------- one reap ---------- */
@@ -136,6 +110,8 @@ static void forget(xlrd *d, uint32_t domid)
     d->doms[domid].alive = false;
     d->doms[domid].kill_uid = 0;
     d->doms[domid].event_us = 0;
+    d->doms[domid].intent = 0;
+    d->doms[domid].recovered = false;
     if (d->doms[domid].dead_pending) {
         d->doms[domid].dead_pending = false;
         d->dead_pending--;
@@ -144,6 +120,10 @@ static void forget(xlrd *d, uint32_t domid)
 
 static void learn(xlrd *d, uint32_t domid)
 {
+    /* Its death's intent record, durable before it is said known. */
+    if (!d->doms[domid].intent)
+        d->doms[domid].intent = xlrd_intent_alive(d, domid);
+    d->doms[domid].recovered = false;
     XLRD_LOG(d, DEBUG, "domid %u: a new domain", domid);
     d->doms[domid].alive = true;
     d->doms[domid].zombies_only = false;
@@ -182,7 +162,8 @@ static void backoff(xlrd *d, uint32_t domid)
 /* Reaps domid's uid under the held lock, unless it lives again. */
 static xlrd_reap_status reap_locked(xlrd *d, xlreaper_lock *lock,
                                     uint32_t domid, xlrd_trigger trig,
-                                    unsigned cand, bool *reported_r)
+                                    unsigned cand, uint64_t intent,
+                                    bool recovered, bool *reported_r)
 {
     xlreaper_reap_result res;
     bool done, report = true;
@@ -248,7 +229,7 @@ static xlrd_reap_status reap_locked(xlrd *d, xlreaper_lock *lock,
                  what ? what : "(out of memory)", rc ? ": " : "",
                  rc ? xlreaper_strerror(rc) : "");
         free(what);
-        emit(d, trig, domid, &res, rc);
+        emit(d, trig, domid, &res, rc, intent, recovered);
         /* Counted as the events are: what a sweep did, not every uid
          * it looked at. */
         xlrd_metrics_reap(d, trig, domid, &res);
@@ -266,15 +247,20 @@ static xlrd_reap_status reap_locked(xlrd *d, xlreaper_lock *lock,
     return done ? XLRD_REAP_DONE : XLRD_REAP_FAILED;
 }
 
-xlrd_reap_status xlrd_reap_domid(xlrd *d, uint32_t domid, xlrd_trigger trig,
-                                 unsigned cand, bool *reported_r)
+/* intent: the open record this reap finishes (the domain's "A", or one
+ * an earlier run left, then recovered), or 0 for a new one. */
+static xlrd_reap_status reap_domid(xlrd *d, uint32_t domid, xlrd_trigger trig,
+                                   unsigned cand, uint64_t intent,
+                                   bool recovered, bool *reported_r)
 {
     xlreaper_lock *lock = NULL;
+    bool reported = false;
     xlrd_reap_status st;
     int rc;
 
-    if (reported_r)
-        *reported_r = false;
+    /* Durable before the lock is taken, and so before the kill. */
+    if (!intent)
+        intent = xlrd_intent_begin(d, domid, trig, cand);
     XLRD_LOG(d, INFO, "domid %u%s: taking the reaper lock", domid,
              trig == XLRD_TRIGGER_RELEASE ? " died" : "'s uid has tasks");
     rc = xlreaper_lock_acquire(d->ctx, &lock);
@@ -287,9 +273,15 @@ xlrd_reap_status xlrd_reap_domid(xlrd *d, uint32_t domid, xlrd_trigger trig,
         d->doms[domid].retry = true;
         st = XLRD_REAP_NOLOCK;
     } else {
-        st = reap_locked(d, lock, domid, trig, cand, reported_r);
+        st = reap_locked(d, lock, domid, trig, cand, intent, recovered,
+                         &reported);
         xlreaper_lock_release(lock);
     }
+    /* An event ends its intent once written; no event, no wait. */
+    if (!reported)
+        xlrd_intent_end(d, intent);
+    if (reported_r)
+        *reported_r = reported;
     /* A known domain is forgotten once its death was dealt with. */
     if (d->doms[domid].alive) {
         switch (st) {
@@ -309,6 +301,23 @@ xlrd_reap_status xlrd_reap_domid(xlrd *d, uint32_t domid, xlrd_trigger trig,
     return st;
 }
 
+xlrd_reap_status xlrd_reap_domid(xlrd *d, uint32_t domid, xlrd_trigger trig,
+                                 unsigned cand, bool *reported_r)
+{
+    xlrd_dom *dom = &d->doms[domid];
+    uint64_t intent = 0;
+    bool recovered = false;
+
+    /* A known domain's death: the record of its birth is its intent. */
+    if (trig == XLRD_TRIGGER_RELEASE && dom->intent) {
+        intent = dom->intent;
+        recovered = dom->recovered;
+        dom->intent = 0;
+        dom->recovered = false;
+    }
+    return reap_domid(d, domid, trig, cand, intent, recovered, reported_r);
+}
+
 /* ---------- deaths ---------- */
 
 void xlrd_reconcile(xlrd *d)
@@ -322,6 +331,25 @@ void xlrd_reconcile(xlrd *d)
     for (uint32_t i = 1; i <= max; i++) {
         xlrd_dom *dom = &d->doms[i];
 
+        if (dom->adopt) {
+            /* Known alive by an earlier run (its "A" record): alive
+             * still, or it died while no daemon watched. */
+            dom->adopt = false;
+            if (now[i]) {
+                learn(d, i);
+                continue;
+            }
+            XLRD_LOG(d, NOTICE,
+                     "domid %u: known alive by an earlier run, dead now: "
+                     "reaping its uid",
+                     i);
+            d->metrics.intents_redone++;
+            dom->alive = true;
+            dom->dead_pending = true;
+            dom->event_us = 0;
+            d->dead_pending++;
+            continue;
+        }
         if (now[i] && !dom->alive)
             learn(d, i);
         else if (now[i] && !dom->watched)
@@ -346,9 +374,19 @@ bool xlrd_reap_next(xlrd *d)
     for (uint32_t i = 1; i <= max; i++) {
         if (!d->doms[i].dead_pending)
             continue;
-        d->doms[i].dead_pending = false;
+        xlrd_dom *dom = &d->doms[i];
+        uint64_t intent = dom->intent;
+        bool recovered = dom->recovered;
+
+        dom->dead_pending = false;
         d->dead_pending--;
-        xlrd_reap_domid(d, i, XLRD_TRIGGER_RELEASE, 0, NULL);
+        dom->intent = 0;
+        dom->recovered = false;
+        if (recovered)
+            reap_domid(d, i, (xlrd_trigger)dom->intent_trigger,
+                       dom->intent_cand, intent, true, NULL);
+        else
+            reap_domid(d, i, XLRD_TRIGGER_RELEASE, 0, intent, false, NULL);
         xlrd_metrics_write(d, true);
         return true;
     }

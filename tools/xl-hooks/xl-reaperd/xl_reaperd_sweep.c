@@ -91,7 +91,7 @@ void xlrd_sweep_begin(xlrd *d, xlrd_sweep *s, xlrd_sweep_kind kind)
     for (uint32_t i = 1; i <= max; i++) {
         if (s->census[i].live)
             s->cand[i] |= XLRD_CAND_LIVE;
-        else if (s->census[i].zombies && !d->doms[i].zombies_only)
+        else if (s->census[i].zombies)
             s->cand[i] |= XLRD_CAND_ZOMBIE;
         if (d->doms[i].retry)
             s->cand[i] |= XLRD_CAND_RETRY;
@@ -145,6 +145,11 @@ static void kernel_step(xlrd *d, xlrd_sweep *s)
         return;
     }
     for (uint32_t i = 1; i <= max; i++) {
+        /* Zombies already reaped, and reported, once: the kernel's
+         * count of them (it counts zombies) is no new find. */
+        if ((s->cand[i] & XLRD_CAND_ZOMBIE) && d->doms[i].zombies_only &&
+            !(s->cand[i] & (XLRD_CAND_LIVE | XLRD_CAND_RETRY)))
+            s->cand[i] = 0;
         if (!s->cand[i] || s->listed[i]) {
             s->cand[i] = 0;
             continue;

@@ -41,7 +41,7 @@ endif
 -include bench/bench_daemon.mk
 -include bench/bench_stuck.mk
 BENCH_EXTRA := $(if $(wildcard bench/bench_spawn.mk),bench-spawn) \
-	$(if $(wildcard bench/bench_daemon.mk),bench-daemon) \
+	$(if $(wildcard bench/bench_daemon.mk),bench-daemon bench-daemon-faults) \
 	$(if $(wildcard bench/bench_stuck.mk),bench-stuck)
 
 $(BUILD)/obj/bench/%.o: CFLAGS_ALL += -Ibench/lib -Itests/lib

@@ -1,0 +1,273 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
+/*
+ * bench_daemon_faults - xl-reaperd under crashes, and its start sweep.
+ *
+ * Part 1: XLR_BENCH_CRASH_DEATHS (default 1000) domain deaths, each
+ * with a task under its uid; after each death the daemon is SIGKILLed
+ * at a random moment (0-30 ms after the @releaseDomain: waiting for the
+ * lock, in the reap, between the kill and the event, after it) and
+ * started again.  At the end: one event per death, none twice, no torn
+ * line, every uid empty by the kernel's count.
+ * Part 2: a full sweep of the whole range (the start sweep) with 64
+ * dead-uid leftovers spread over it: how long it takes, as the daemon
+ * logs it, and all 64 reaped.
+ * The real daemon against fake_xenstored; uids 5400000 + domid.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "xlreaper.h"
+#include "../tests/lib/xlrt_daemon.h"
+
+#define BASE 5400000u
+#define FIRST_DOMID 200u
+#define LEFTOVERS 64u
+
+static void die(const char *why) __attribute__((noreturn));
+static void die(const char *why)
+{
+    fprintf(stderr, "bench_daemon_faults: %s\n", why);
+    exit(1);
+}
+
+/* A subreaper whose child sleeps under uid; the subreaper exits once
+ * its child is gone (killed by the daemon) and reaped. */
+static pid_t task_start(uid_t uid)
+{
+    pid_t n = fork();
+
+    if (n < 0)
+        die("fork");
+    if (n == 0) {
+        pid_t c;
+
+        prctl(PR_SET_CHILD_SUBREAPER, 1);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        c = fork();
+        if (c == 0) {
+            if (syscall(SYS_setgroups, 0, NULL) ||
+                syscall(SYS_setresgid, uid, uid, uid) ||
+                syscall(SYS_setresuid, uid, uid, uid))
+                _exit(1);
+            for (;;)
+                pause();
+        }
+        while (waitpid(-1, NULL, __WALL) >= 0 || errno == EINTR)
+            ;
+        _exit(0);
+    }
+    return n;
+}
+
+static bool uid_busy(xlreaper_ctx *ctx, uid_t uid)
+{
+    bool empty = true;
+
+    return xlreaper_uid_empty(ctx, uid, &empty) == 0 && !empty;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "re");
+    char *buf = NULL;
+    size_t len = 0, cap = 0, r;
+
+    if (!f)
+        return NULL;
+    do {
+        if (len + 65536 + 1 > cap) {
+            char *nb;
+            cap = cap ? cap * 2 : 1u << 20;
+            nb = realloc(buf, cap);
+            if (!nb)
+                die("out of memory");
+            buf = nb;
+        }
+        r = fread(buf + len, 1, 65536, f);
+        len += r;
+    } while (r);
+    fclose(f);
+    buf[len] = '\0';
+    return buf;
+}
+
+static void daemon_up(xlrt_daemon *dm, const char *dir, const char *config,
+                      const char *sock)
+{
+    if (xlrt_daemon_start(dm, dir, config, sock) ||
+        xlrt_daemon_wait_log(dm, "ready:", 60000))
+        die("could not start the daemon");
+}
+
+int main(void)
+{
+    const char *s = getenv("XLR_BENCH_CRASH_DEATHS");
+    unsigned n = s && atoi(s) > 0 ? (unsigned)atoi(s) : 1000;
+    char dir[] = "/tmp/xlr-bench.XXXXXX", path[512], *sock, *config, *text;
+    unsigned *count, lines = 0, torn = 0, missing = 0, twice = 0, busy = 0;
+    unsigned recovered = 0, swept_events = 0;
+    pid_t *tasks, left[LEFTOVERS];
+    unsigned seed = (unsigned)getpid();
+    uint64_t t0, t_crash;
+    xentoollog_logger *lg;
+    xlreaper_ctx *ctx;
+    xlrt_daemon dm;
+    xlrt_xs xs;
+    FILE *f;
+
+    if (geteuid() != 0 || !mkdtemp(dir))
+        die("needs root");
+    count = calloc(FIRST_DOMID + n + 1, sizeof(*count));
+    tasks = calloc(n, sizeof(*tasks));
+    if (!count || !tasks || FIRST_DOMID + n > 0x7FEF)
+        die("out of memory, or too many deaths");
+    snprintf(path, sizeof(path), "%s/xl-reaper.conf", dir);
+    f = fopen(path, "w");
+    if (!f)
+        die("cannot write its config");
+    fprintf(f,
+            "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
+            "sweep_interval_s = 3600\nmetrics_file = \"\"\n",
+            BASE, dir);
+    fclose(f);
+    chmod(path, 0644);
+    config = strdup(path);
+    lg = (xentoollog_logger *)xtl_createlogger_stdiostream(stderr, XTL_ERROR,
+                                                           0);
+    if (!config || xlreaper_ctx_alloc(&ctx, lg) ||
+        xlreaper_config_load(ctx, config, XLREAPER_CONFIG_MUST_EXIST))
+        die("cannot load its config");
+    if (asprintf(&sock, "%s/xs.sock", dir) < 0 ||
+        xlrt_xs_start(&xs, sock, NULL))
+        die("could not start the test xenstored");
+
+    /* ---- part 1: a death, a SIGKILL at a random moment, a restart ---- */
+    t0 = xlrt_now_us();
+    for (unsigned i = 0; i < n; i++) {
+        uint32_t domid = FIRST_DOMID + i;
+        char want[48];
+
+        daemon_up(&dm, dir, config, sock);
+        if (xlrt_xs_cmd(&xs, NULL, 0, "add %u", domid))
+            die("add");
+        snprintf(want, sizeof(want), "domid %u: a new domain", domid);
+        if (xlrt_daemon_wait_log(&dm, want, 60000))
+            die("the daemon never learnt a domain");
+        tasks[i] = task_start(BASE + domid);
+        while (!uid_busy(ctx, BASE + domid))
+            usleep(200);
+        if (xlrt_xs_cmd(&xs, NULL, 0, "del %u", domid))
+            die("del");
+        usleep((useconds_t)(rand_r(&seed) % 30000));
+        xlrt_daemon_kill(&dm);
+        xlrt_daemon_dispose(&dm);
+    }
+    /* The last start: it finishes what is left. */
+    daemon_up(&dm, dir, config, sock);
+    if (xlrt_daemon_wait_log(&dm, "sweep (whole range", 300000))
+        die("the last start sweep never ended");
+    for (unsigned i = 0; i < n; i++) {
+        uint64_t end = xlrt_now_us() + 10000000u;
+
+        while (uid_busy(ctx, BASE + FIRST_DOMID + i) && xlrt_now_us() < end)
+            usleep(1000);
+        busy += uid_busy(ctx, BASE + FIRST_DOMID + i);
+        waitpid(tasks[i], NULL, 0); /* its subreaper, ended with it */
+    }
+    t_crash = xlrt_now_us() - t0;
+    xlrt_daemon_stop(&dm);
+    text = slurp(dm.events);
+    if (!text)
+        die("no events file");
+    if (*text && text[strlen(text) - 1] != '\n')
+        torn++;
+    for (char *save = NULL, *l = strtok_r(text, "\n", &save); l;
+         l = strtok_r(NULL, "\n", &save)) {
+        long long d = xlrt_json_int(l, "domid");
+        char trig[16];
+
+        lines++;
+        if (d < FIRST_DOMID || d >= FIRST_DOMID + n) {
+            torn++;
+            continue;
+        }
+        count[d]++;
+        recovered += xlrt_json_bool(l, "recovered");
+        swept_events += !strcmp(xlrt_json_str(l, "trigger", trig,
+                                              sizeof(trig)),
+                                "sweep");
+    }
+    free(text);
+    for (unsigned i = 0; i < n; i++) {
+        missing += count[FIRST_DOMID + i] == 0;
+        twice += count[FIRST_DOMID + i] > 1;
+    }
+    xlrt_daemon_dispose(&dm);
+    printf("bench-daemon-faults: %u domain deaths, each with a task under "
+           "its uid, the daemon SIGKILLed 0-30 ms after each release and "
+           "started again (%u kills)\n",
+           n, n);
+    printf("  events: %u lines, %u domids with none, %u with more than "
+           "one, %u torn or foreign lines; %u recovered (finished by the "
+           "next run), %u by a start sweep\n",
+           lines, missing, twice, torn, recovered, swept_events);
+    printf("  uids not empty at the end: %u of %u; %.1f s in all\n", busy, n,
+           (double)t_crash / 1e6);
+
+    /* ---- part 2: the start sweep with 64 leftovers ---- */
+    {
+        unsigned max = xlreaper_max_domid(), reaped = 0;
+        char *log, *hit;
+        double ms = -1;
+
+        for (unsigned k = 0; k < LEFTOVERS; k++)
+            left[k] = task_start(BASE + 1 + k * (max / LEFTOVERS));
+        for (unsigned k = 0; k < LEFTOVERS; k++)
+            while (!uid_busy(ctx, BASE + 1 + k * (max / LEFTOVERS)))
+                usleep(200);
+        daemon_up(&dm, dir, config, sock);
+        if (xlrt_daemon_wait_log(&dm, "sweep (whole range", 300000))
+            die("the start sweep never ended");
+        log = slurp(dm.log);
+        hit = log ? strstr(log + dm.log_seen - strlen("sweep (whole range"),
+                           "sweep (whole range") : NULL;
+        if (hit)
+            sscanf(strstr(hit, "done in ") ? strstr(hit, "done in ") : "",
+                   "done in %lf ms", &ms);
+        if (hit && strstr(hit, " reaped"))
+            sscanf(strstr(hit, "uids of dead domids, ")
+                       ? strstr(hit, "uids of dead domids, ")
+                       : "",
+                   "uids of dead domids, %u reaped", &reaped);
+        free(log);
+        xlrt_daemon_stop(&dm);
+        for (unsigned k = 0; k < LEFTOVERS; k++)
+            waitpid(left[k], NULL, 0);
+        printf("  start sweep of the whole range (%u uids) with %u "
+               "dead-uid leftovers: %.1f ms, %u reaped\n",
+               max, LEFTOVERS, ms, reaped);
+        xlrt_daemon_dispose(&dm);
+        if (ms < 0 || reaped != LEFTOVERS)
+            busy++;
+    }
+
+    xlrt_xs_kill(&xs);
+    xlreaper_ctx_free(ctx);
+    free(config);
+    free(sock);
+    free(count);
+    free(tasks);
+    snprintf(path, sizeof(path), "rm -rf %s", dir);
+    if (system(path) != 0)
+        return 1;
+    return missing || twice || torn || busy ? 1 : 0;
+}

@@ -10,9 +10,11 @@
  * hypervisor about that domid under it, reaps, and lets it go: no DM of
  * ours is born between the answer and the kill, and no two killers with
  * the pet uid run at once (libxl's rule).  The lock is taken and let go
- * per domid, never held across a whole death list or sweep: a uid whose
- * reap waits out reap_timeout_ms (tasks stuck in D state) delays only
- * itself, and such a uid is then backed off (see backoff()).
+ * per domid, never held across a whole death list or sweep, and the
+ * reap itself lets it go after its first round's kill
+ * (XLREAPER_REAP_LOCK_ROUNDS): a uid whose reap waits out
+ * reap_timeout_ms (tasks stuck in D state) holds up no one else's reap
+ * or spawn, and such a uid is then backed off (see backoff()).
  *
  * The hole that is left.  Stock libxl does not take the lock when it
  * starts a DM (it runs QEMU as root with -runas, and QEMU changes uid
@@ -197,11 +199,16 @@ static xlrd_reap_status reap_locked(xlrd *d, xlreaper_lock *lock,
     xlreaper_reap_result_init(&res);
     res.lock_wait_us = xlreaper_lock_wait_us(lock);
     /* A release reports the domid free: its uid must be empty, zombies
-     * and all, before a new domain of that domid starts in it. */
+     * and all, before a new domain of that domid starts in it.  The
+     * lock is handed over: the reap lets it go after its first round's
+     * kill, and a uid that stays stuck holds nobody up while it is
+     * waited for (the reap marks the uid, so that no spawn starts a DM
+     * in it meanwhile: xlreaper_lock.c). */
     rc = xlreaper_reap_flags(d->ctx, lock, domid,
-                             trig == XLRD_TRIGGER_RELEASE
-                                 ? XLREAPER_REAP_WAIT_EMPTY
-                                 : 0,
+                             XLREAPER_REAP_LOCK_ROUNDS |
+                                 (trig == XLRD_TRIGGER_RELEASE
+                                      ? XLREAPER_REAP_WAIT_EMPTY
+                                      : 0),
                              &res);
     done = !rc && (res.outcome == XLREAPER_OUTCOME_EMPTY ||
                    res.outcome == XLREAPER_OUTCOME_ZOMBIES);

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
 
 #include "xlr_test.h"
 #include "xlreaper_internal.h"
@@ -217,8 +219,60 @@ static void test_writable_by_others_refused(void **state)
     assert_int_equal(
         xlreaper_config_load(f->ctx, path, XLREAPER_CONFIG_MUST_EXIST),
         XLREAPER_ERROR_INVAL);
-    assert_logged("writable by someone other than root");
+    assert_logged("w.conf is writable by everyone (mode 0666); refusing it");
     free(path);
+}
+
+/*
+ * The issue's cases: a config of root's, 0664, that uid 65534 may write
+ * through an ACL entry; one in a directory anyone may write; one
+ * reached through a symlink into such a directory.  Each refused with
+ * what on the path is wrong (test_path_trust has every way to fail).
+ */
+static void test_untrusted_places_refused(void **state)
+{
+    /* version 2; user_obj rw, user 65534 rw, group_obj r, mask rw,
+     * other r; little-endian. */
+    static const unsigned char acl[] = {
+        2, 0, 0, 0,    1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,
+        2, 0, 6, 0,    0xfe, 0xff, 0, 0,
+        4, 0, 4, 0,    0xff, 0xff, 0xff, 0xff,
+        0x10, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,
+        0x20, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+    };
+    fixture *f = *state;
+    char *path = xlrt_write_file(f->dir, "acl.conf", BASE), *w, *wpath, *link;
+
+    if (setxattr(path, "system.posix_acl_access", acl, sizeof(acl), 0) < 0)
+        fail_msg("setxattr: %s", strerror(errno));
+    xlrt_capture_reset();
+    assert_int_equal(
+        xlreaper_config_load(f->ctx, path, XLREAPER_CONFIG_MUST_EXIST),
+        XLREAPER_ERROR_INVAL);
+    assert_logged("acl.conf is writable by uid 65534 (ACL user entry); "
+                  "refusing it");
+
+    assert_true(asprintf(&w, "%s/w", f->dir) > 0);
+    assert_int_equal(mkdir(w, 0777), 0);
+    assert_int_equal(chmod(w, 0777), 0);
+    wpath = xlrt_write_file(w, "c.conf", BASE);
+    xlrt_capture_reset();
+    assert_int_equal(
+        xlreaper_config_load(f->ctx, wpath, XLREAPER_CONFIG_MUST_EXIST),
+        XLREAPER_ERROR_INVAL);
+    assert_logged("/w is writable by everyone (mode 0777, not sticky)");
+
+    assert_true(asprintf(&link, "%s/link.conf", f->dir) > 0);
+    assert_int_equal(symlink(wpath, link), 0);
+    xlrt_capture_reset();
+    assert_int_equal(
+        xlreaper_config_load(f->ctx, link, XLREAPER_CONFIG_MUST_EXIST),
+        XLREAPER_ERROR_INVAL);
+    assert_logged("/w is writable by everyone (mode 0777, not sticky)");
+    free(path);
+    free(w);
+    free(wpath);
+    free(link);
 }
 
 static void test_refused_reload_keeps_old(void **state)
@@ -344,6 +398,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_nul_byte_is_binary, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_writable_by_others_refused, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_untrusted_places_refused, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_refused_reload_keeps_old, setup,
                                         teardown),

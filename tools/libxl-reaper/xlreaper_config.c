@@ -251,11 +251,18 @@ static int set_default_strings(xlreaper_config *cfg)
 static int read_config_text(xlreaper_ctx *ctx, const char *path,
                             char **text_r, size_t *len_r)
 {
-    struct stat st;
+    struct stat st, trusted;
     char *text = NULL;
     ssize_t got;
     int fd, rc;
 
+    /* Whoever can write this file, or a directory above it, chooses
+     * which uids get killed. */
+    rc = xlreaper__path_trust_log(ctx, "config file", path, 0, &trusted);
+    if (rc == 1)
+        return 1;
+    if (rc)
+        return XLREAPER_ERROR_INVAL;
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         if (errno == ENOENT)
@@ -273,11 +280,11 @@ static int read_config_text(xlreaper_ctx *ctx, const char *path,
         rc = XLREAPER_ERROR_INVAL;
         goto out;
     }
-    /* Whoever can write this file chooses which uids get killed. */
-    if ((st.st_mode & S_IWOTH) || (st.st_uid != 0 && geteuid() == 0) ||
-        ((st.st_mode & S_IWGRP) && st.st_gid != 0)) {
-        LOG(ERROR, "%s: writable by someone other than root; refusing it",
-            path);
+    /* What was judged is what was opened: a path changed in between
+     * (a symlink swapped) is not trusted. */
+    if (st.st_dev != trusted.st_dev || st.st_ino != trusted.st_ino) {
+        LOG(ERROR, "config file %s changed while it was checked; "
+                   "refusing it", path);
         rc = XLREAPER_ERROR_INVAL;
         goto out;
     }

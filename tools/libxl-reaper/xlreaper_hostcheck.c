@@ -188,6 +188,9 @@ static void check_qemu(report *r, const char *path)
     struct stat st;
     char *real;
 
+    char why[PATH_MAX + 128];
+    int rc;
+
     if (stat(path, &st) < 0) {
         say(r, "qemu_path", false,
             "%s: %s (the wrapper execs it for every "
@@ -197,6 +200,13 @@ static void check_qemu(report *r, const char *path)
     }
     if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
         say(r, "qemu_path", false, "%s is not an executable file", path);
+        return;
+    }
+    /* The wrapper execs it as root. */
+    rc = xlreaper_path_trust(path, 0, NULL, why, sizeof(why));
+    if (rc) {
+        say(r, "qemu_path", false, "%s: %s: the wrapper runs it as root",
+            path, rc == 1 ? "absent" : why);
         return;
     }
     /* The wrapper refuses to exec itself: it would start again, until
@@ -267,15 +277,9 @@ static void check_cgroup(report *r, const char *parent)
 
 /* ---------- the lock ---------- */
 
-/* Who but root may write dir: anyone who can make the lock file first
- * (as their own) makes every lock attempt refuse it. */
-static bool others_write(const struct stat *st)
-{
-    return (st->st_mode & S_IWOTH) ||
-           ((st->st_mode & S_IWGRP) && st->st_gid != 0) || st->st_uid != 0;
-}
-
-static void check_lock(report *r, const char *lock)
+/* An absent lock file is made (0600) in its directory, and that
+ * directory (0700) in the one above, but no higher. */
+static void check_lock_dir(report *r, const char *lock)
 {
     char *copy = strdup(lock), *dir, *updir = NULL;
     struct stat st;
@@ -285,68 +289,28 @@ static void check_lock(report *r, const char *lock)
         return;
     }
     dir = dirname(copy);
-    if (lstat(lock, &st) == 0) {
-        /* As xlreaper_lock.c opens it: O_NOFOLLOW, and then only a
-         * root-owned regular file with one link. */
-        if (!S_ISREG(st.st_mode) || st.st_uid != 0 || st.st_nlink != 1)
-            say(r, "lock_file", false,
-                "%s is not a root-owned regular file with one link: every "
-                "lock attempt would refuse it",
-                lock);
-        else if (stat(dir, &st) == 0 && others_write(&st))
-            say(r, "lock_file", false,
-                "%s is in %s, which others than root may write: anyone "
-                "could replace it and stall every reap",
-                lock, dir);
-        else
-            say(r, "lock_file", true, "%s exists, a root-owned file", lock);
-        goto out;
-    }
-    if (errno != ENOENT) {
-        say(r, "lock_file", false, "%s: %s", lock, strerror(errno));
-        goto out;
-    }
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
-            say(r, "lock_file", false, "%s: %s is not a directory", lock, dir);
-        else if (access(dir, W_OK | X_OK) < 0)
-            say(r, "lock_file", false, "%s cannot be made in %s: %s", lock,
-                dir, strerror(errno));
-        else if (others_write(&st))
-            say(r, "lock_file", false,
-                "%s would be made in %s, which others than root may "
-                "write: anyone could make it first and stall every reap",
-                lock, dir);
+            say(r, "lock_file", false, "%s: %s is not a directory", lock,
+                dir);
         else
             say(r, "lock_file", true, "%s will be made (0600) in %s", lock,
                 dir);
         goto out;
     }
-    if (errno != ENOENT) {
-        say(r, "lock_file", false, "%s: %s", dir, strerror(errno));
-        goto out;
-    }
-    /* The lock makes its directory (0700), but not the one above. */
     updir = strdup(dir);
     if (!updir) {
         say(r, "lock_file", false, "%s: out of memory", lock);
         goto out;
     }
-    if (stat(dirname(updir), &st) < 0 || !S_ISDIR(st.st_mode) ||
-        access(updir, W_OK | X_OK) < 0)
+    if (stat(dirname(updir), &st) < 0 || !S_ISDIR(st.st_mode))
         say(r, "lock_file", false,
             "%s: neither %s nor a writable directory %s to make it in", lock,
             dir, updir);
-    else if (others_write(&st))
-        say(r, "lock_file", false,
-            "%s: %s would be made in %s, which others than root may "
-            "write: anyone could make it first, and own the lock",
-            lock, dir, updir);
     else
         say(r, "lock_file", true,
-            "%s will be made (0600) in %s, made "
-            "(0700) in %s",
-            lock, dir, updir);
+            "%s will be made (0600) in %s, made (0700) in %s", lock, dir,
+            updir);
 
 out:
     free(updir);
@@ -439,6 +403,33 @@ static void check_devices(report *r, const xlreaper_config *cfg)
             "lives: %s; %u other device node%s open to it: %s%s",
             fuse, others, others == 1 ? "" : "s", named,
             others > NAMED_MAX ? ", ..." : "");
+}
+
+/* As xlreaper_lock.c opens it: the one rule (xlreaper_path_trust), then
+ * a regular file of mode 0600 with one link. */
+static void check_lock(report *r, const char *lock)
+{
+    char why[PATH_MAX + 128];
+    struct stat st;
+    int rc = xlreaper_path_trust(lock, XLREAPER_TRUST_ABSENT_OK, &st, why,
+                                 sizeof(why));
+
+    if (rc < 0)
+        say(r, "lock_file", false,
+            "%s: %s: anyone who could make or replace it could stall "
+            "every reap",
+            lock, why);
+    else if (rc == 1)
+        check_lock_dir(r, lock);
+    else if (st.st_nlink != 1 || (st.st_mode & 07777) != 0600)
+        say(r, "lock_file", false,
+            "%s is mode %04o with %lu links, not 0600 with one: every "
+            "lock attempt refuses it (remove it: the next lock makes it "
+            "0600)",
+            lock, (unsigned)(st.st_mode & 07777), (unsigned long)st.st_nlink);
+    else
+        say(r, "lock_file", true, "%s exists, a root-owned file, 0600",
+            lock);
 }
 
 int xlreaper_host_check(xlreaper_ctx *ctx, xlreaper_check_fn *fn, void *arg)

@@ -117,6 +117,20 @@ _hidden int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
                                        const char *text, size_t len);
 
 /*
+ * xlreaper_trust.c.  Does a system.posix_acl_access value (len bytes)
+ * let anyone but root, or the caller's euid, write?  gid is the file's
+ * group (the owning group's entry).  0 no, 1 yes, -1 unreadable (not
+ * to be trusted either); why says which entry.
+ */
+_hidden int xlreaper__acl_others_write(const void *xattr, size_t len,
+                                       gid_t gid, char *why, size_t why_size);
+/* xlreaper_path_trust, and on a refusal one line in the log: "WHAT PATH:
+ * why; refusing it". */
+_hidden int xlreaper__path_trust_log(xlreaper_ctx *ctx, const char *what,
+                                     const char *path, unsigned flags,
+                                     struct stat *st_r);
+
+/*
  * Refuses (_INVAL, logged) a DM gid that a group of the host also holds
  * (xlreaper_hostcheck.c): one lookup, for a spawn; `xl-reaper check`
  * walks every group.

@@ -217,6 +217,33 @@ typedef void xlreaper_check_fn(void *arg, const char *name, bool ok,
                                const char *detail);
 int xlreaper_host_check(xlreaper_ctx *ctx, xlreaper_check_fn *fn, void *arg);
 
+/*
+ * May a root process trust path?  One rule for every file and directory
+ * a root part reads or writes (config, lock file, QEMU, run, events and
+ * metrics directories): it and every directory above it, symlinks
+ * resolved, owned by root (or by the caller's euid when that is not
+ * root), and writable by nobody else, by mode or by POSIX ACL; a
+ * directory above it may be writable by others only if sticky.  A
+ * symlink at path is judged too (its owner, its directories).
+ *
+ * flags: XLREAPER_TRUST_DIR path must be a directory (else a regular
+ * file, or any type with XLREAPER_TRUST_ANY_TYPE); XLREAPER_TRUST_ABSENT_OK
+ * path may be absent: it will be made, so the nearest directory above
+ * it that exists is judged, as the one it will be made in.
+ *
+ * Returns 0 trusted (*st_r, if st_r, the stat of what path names), 1
+ * absent (with ABSENT_OK, where it would be made is trusted),
+ * XLREAPER_ERROR_PERM not trusted, XLREAPER_ERROR_FAIL could not look,
+ * XLREAPER_ERROR_INVAL not an absolute path.  On an error, why (if
+ * not NULL) holds one line: what on the path, and why.
+ */
+#define XLREAPER_TRUST_DIR 1u
+#define XLREAPER_TRUST_ABSENT_OK 2u
+#define XLREAPER_TRUST_ANY_TYPE 4u
+struct stat;
+int xlreaper_path_trust(const char *path, unsigned flags, struct stat *st_r,
+                        char *why, size_t why_size);
+
 /* ---------- uids ---------- */
 
 /* Highest domid of an ordinary domain: DOMID_FIRST_RESERVED - 1. */

@@ -63,6 +63,7 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,6 +178,8 @@ static int find_domid(int argc, char **argv, uint32_t *domid_r)
 static int check_qemu(const char *path)
 {
     struct stat st, self;
+    char why[PATH_MAX + 128];
+    int rc;
 
     if (stat(path, &st) < 0) {
         say("qemu_path %s: %s", path, strerror(errno));
@@ -184,6 +187,14 @@ static int check_qemu(const char *path)
     }
     if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0) {
         say("qemu_path %s is not an executable file", path);
+        return -1;
+    }
+    /* Run as root (libxl's option probe) and then as the DM: whoever
+     * may replace it, or a directory above it, runs code as root. */
+    rc = xlreaper_path_trust(path, 0, NULL, why, sizeof(why));
+    if (rc) {
+        say("qemu_path %s: %s; refusing it", path,
+            rc == 1 ? "absent" : why);
         return -1;
     }
     if (stat("/proc/self/exe", &self) == 0 && self.st_dev == st.st_dev &&

@@ -494,7 +494,7 @@ int main(int argc, char **argv)
     /* Said, not left to a stale file: the daemon is gone. */
     xlrd_metrics_write(&d, false);
     XLRD_LOG(&d, NOTICE, "stopped");
-    ret = XLRD_EXIT_OK;
+    ret = d.exit_code ? d.exit_code : XLRD_EXIT_OK;
 
 out:
     if (d.xsh)

@@ -179,6 +179,7 @@ typedef struct {
     int sfd; /* signalfd: TERM, INT, HUP */
     bool stop;
     bool reload;
+    int exit_code; /* when stopped by a refusal: not XLRD_EXIT_OK */
 
     /* xenstore */
     struct xs_handle *xsh; /* NULL while disconnected */

@@ -17,6 +17,7 @@
  * deaths while it was away are found by comparing lists.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,25 +45,35 @@ static void schedule_retry(xlrd *d)
 }
 
 /*
- * The socket named by XENSTORED_PATH must be root's: whoever answers as
- * xenstored says which domains live, and so which uids are killed.
- * (The default paths are root's by construction.)
+ * The socket named by XENSTORED_PATH must be one only root could have
+ * put there (xlreaper_path_trust): whoever answers as xenstored says
+ * which domains live, and so which uids are killed.  An untrusted one
+ * stops the daemon with the reason: waiting for it to change would
+ * only log the same refusal for ever.  (The default paths are root's
+ * by construction.)
  */
 static bool socket_trusted(xlrd *d)
 {
     const char *p = getenv("XENSTORED_PATH");
+    char why[PATH_MAX + 128];
     struct stat st;
+    int rc;
 
     if (!p)
         return true;
-    if (lstat(p, &st) < 0)
+    rc = xlreaper_path_trust(p, XLREAPER_TRUST_ANY_TYPE, &st, why,
+                             sizeof(why));
+    if (rc == 1)
         return true; /* not there yet: xs_open will fail */
-    if ((!S_ISSOCK(st.st_mode) && !S_ISCHR(st.st_mode)) || st.st_uid != 0 ||
-        (st.st_mode & S_IWOTH)) {
-        XLRD_LOG(d, ERROR,
-                 "XENSTORED_PATH %s is not a socket or device of root's "
-                 "that only root may write; not connecting",
-                 p);
+    if (!rc && !S_ISSOCK(st.st_mode) && !S_ISCHR(st.st_mode)) {
+        snprintf(why, sizeof(why), "%s is not a socket or a device", p);
+        rc = XLREAPER_ERROR_PERM;
+    }
+    if (rc) {
+        XLRD_LOG(d, ERROR, "XENSTORED_PATH %s: %s; refusing it, stopping",
+                 p, why);
+        d->stop = true;
+        d->exit_code = XLRD_EXIT_USAGE;
         return false;
     }
     return true;

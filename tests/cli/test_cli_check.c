@@ -356,13 +356,20 @@ static void test_lock_file(void **state)
     close(fd);
     snprintf(extra, sizeof(extra), "lock_file = \"%s\"\n", path);
     assert_refused(extra, "lock_file",
-                   "is not a root-owned regular file with one link");
+                   "other-lock is owned by uid 65534, not root");
     unlink(path);
 
     /* A symbolic link: opened O_NOFOLLOW, refused. */
     assert_int_equal(symlink("/etc/hostname", path), 0);
-    assert_refused(extra, "lock_file",
-                   "is not a root-owned regular file with one link");
+    assert_refused(extra, "lock_file", "other-lock is a symbolic link");
+    unlink(path);
+
+    /* Root's, but readable by others: whoever opened it may hold it. */
+    fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0644);
+    assert_true(fd >= 0);
+    assert_int_equal(fchmod(fd, 0644), 0);
+    close(fd);
+    assert_refused(extra, "lock_file", "is mode 0644 with 1 links, not 0600");
     unlink(path);
 
     /* In a directory anyone may write: anyone could make it first. */
@@ -370,9 +377,11 @@ static void test_lock_file(void **state)
     assert_int_equal(mkdir(path, 0777), 0);
     assert_int_equal(chmod(path, 01777), 0);
     snprintf(extra, sizeof(extra), "lock_file = \"%s/lock\"\n", path);
-    assert_refused(extra, "lock_file", "which others than root may write");
+    assert_refused(extra, "lock_file", "open is writable by everyone (mode "
+                                       "1777)");
     snprintf(extra, sizeof(extra), "lock_file = \"%s/sub/lock\"\n", path);
-    assert_refused(extra, "lock_file", "which others than root may write");
+    assert_refused(extra, "lock_file", "open is writable by everyone (mode "
+                                       "1777)");
     assert_int_equal(rmdir(path), 0);
 }
 

@@ -411,9 +411,16 @@ static void check_lock(report *r, const char *lock)
 {
     char why[PATH_MAX + 128];
     struct stat st;
-    int rc = xlreaper_path_trust(lock, XLREAPER_TRUST_ABSENT_OK, &st, why,
-                                 sizeof(why));
+    int rc;
 
+    /* Opened O_NOFOLLOW: a link is refused whatever it names. */
+    if (lstat(lock, &st) == 0 && S_ISLNK(st.st_mode)) {
+        say(r, "lock_file", false,
+            "%s is a symbolic link: every lock attempt refuses it", lock);
+        return;
+    }
+    rc = xlreaper_path_trust(lock, XLREAPER_TRUST_ABSENT_OK, &st, why,
+                             sizeof(why));
     if (rc < 0)
         say(r, "lock_file", false,
             "%s: %s: anyone who could make or replace it could stall "

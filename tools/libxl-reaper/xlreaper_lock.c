@@ -69,6 +69,7 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "xlreaper_internal.h"
@@ -94,11 +95,24 @@ static int make_parent_dir(xlreaper_ctx *ctx, const char *path)
     return rc;
 }
 
+/*
+ * Opens the lock file, making it 0600 if absent, and refuses one that
+ * is not a root-owned regular file of mode 0600 with one link, in a
+ * place nobody else may write (xlreaper_path_trust): anyone who could
+ * open it could hold it, and a process that opened it while it was
+ * readable keeps its descriptor whatever its mode becomes.  Upstream
+ * libxl makes it 0644 when it makes it first; the admin removes it
+ * (nothing holds it between reaps) and the next lock makes it 0600.
+ */
 static int open_lock_file(xlreaper_ctx *ctx, const char *path, int *fd_r)
 {
-    struct stat st;
+    struct stat st, trusted;
     int fd, rc;
 
+    rc = xlreaper__path_trust_log(ctx, "reaper lock", path,
+                                  XLREAPER_TRUST_ABSENT_OK, &trusted);
+    if (rc < 0)
+        return XLREAPER_ERROR_FAIL;
     fd =
         open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
     if (fd < 0 && errno == ENOENT) {
@@ -128,15 +142,22 @@ static int open_lock_file(xlreaper_ctx *ctx, const char *path, int *fd_r)
         rc = XLREAPER_ERROR_FAIL;
         goto fail;
     }
-    if (st.st_mode & 077) {
-        /* Upstream libxl creates it 0644: readable is enough to flock. */
-        LOG(NOTICE, "reaper lock %s was mode %03o; making it 0600", path,
-            (unsigned)(st.st_mode & 0777));
-        if (fchmod(fd, 0600) < 0) {
-            LOGE(ERROR, "fchmod %s", path);
-            rc = XLREAPER_ERROR_FAIL;
-            goto fail;
-        }
+    if ((st.st_mode & 07777) != 0600) {
+        LOG(ERROR,
+            "reaper lock %s is mode %04o, not 0600: whoever opened it "
+            "may hold it; refusing it (remove it: the next lock makes it "
+            "0600)",
+            path, (unsigned)(st.st_mode & 07777));
+        rc = XLREAPER_ERROR_FAIL;
+        goto fail;
+    }
+    /* An existing file was judged before the open: the same one. */
+    if (rc == 0 && (st.st_dev != trusted.st_dev ||
+                    st.st_ino != trusted.st_ino)) {
+        LOG(ERROR, "reaper lock %s changed while it was checked; "
+                   "refusing it", path);
+        rc = XLREAPER_ERROR_FAIL;
+        goto fail;
     }
     *fd_r = fd;
     return 0;
@@ -144,6 +165,68 @@ static int open_lock_file(xlreaper_ctx *ctx, const char *path, int *fd_r)
 fail:
     close(fd);
     return rc;
+}
+
+/* Does path still name the file fd has open?  A lock taken on a file
+ * that was removed or replaced meanwhile excludes nobody who opens the
+ * path now. */
+static bool still_named(int fd, const char *path)
+{
+    struct stat a, b;
+
+    return fstat(fd, &a) == 0 && lstat(path, &b) == 0 &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/*
+ * Who holds the lock, from /proc/locks ("1: FLOCK  ADVISORY  WRITE PID
+ * MAJ:MIN:INO 0 EOF", the device in hex): into buf, " (held by pid N,
+ * uid U, not root)" or " (held by pid N, root's)", or "" when no line
+ * names it (the pid of a lock taken through an inherited or passed
+ * descriptor is that of whoever took it; -1 for open file description
+ * locks).
+ */
+static void describe_holder(int fd, char *buf, size_t n)
+{
+    char line[256], proc[64];
+    struct stat st, pst;
+    FILE *f;
+
+    buf[0] = '\0';
+    if (fstat(fd, &st) < 0)
+        return;
+    f = fopen("/proc/locks", "re");
+    if (!f)
+        return;
+    while (fgets(line, sizeof(line), f)) {
+        unsigned maj, min;
+        unsigned long long ino;
+        long pid;
+
+        if (sscanf(line, "%*s %*s %*s %*s %ld %x:%x:%llu", &pid, &maj, &min,
+                   &ino) != 4 ||
+            ino != (unsigned long long)st.st_ino ||
+            maj != major(st.st_dev) || min != minor(st.st_dev))
+            continue;
+        if (pid <= 0) {
+            snprintf(buf, n, " (held through an open file description; "
+                             "no pid)");
+            break;
+        }
+        snprintf(proc, sizeof(proc), "/proc/%ld", pid);
+        if (stat(proc, &pst) < 0)
+            snprintf(buf, n, " (held by pid %ld)", pid);
+        else if (pst.st_uid)
+            snprintf(buf, n, " (held by pid %ld, uid %lu: not root, not a "
+                             "reaper)",
+                     pid, (unsigned long)pst.st_uid);
+        else
+            snprintf(buf, n, " (held by pid %ld, root's: another reaper, "
+                             "ours or libxl's)",
+                     pid);
+        break;
+    }
+    fclose(f);
 }
 
 /* The longest sleep between two tries, woken by a release or not. */
@@ -183,16 +266,38 @@ static int lock_take(xlreaper_ctx *ctx, uint64_t deadline, bool quiet,
     bool ino_failed = false;
     int fd = -1, ino = -1, rc;
 
+again:
     rc = open_lock_file(ctx, cfg->lock_file, &fd);
     if (rc)
-        return rc;
+        goto fail;
 
     /* Bounded without signals: see the top of this file. */
     for (;;) {
         uint64_t now;
 
-        if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-            break;
+        if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            if (still_named(fd, cfg->lock_file))
+                break;
+            /* Removed or replaced while we waited: the lock is the
+             * file the path names now. */
+            LOG(NOTICE, "reaper lock %s was replaced while we waited; "
+                        "taking it again", cfg->lock_file);
+            close(fd);
+            fd = -1;
+            if (ino >= 0)
+                close(ino);
+            ino = -1;
+            ino_failed = false;
+            if (xlreaper__now_us() >= deadline) {
+                rc = XLREAPER_ERROR_LOCK_TIMEOUT;
+                if (!quiet)
+                    LOG(ERROR, "timed out after %u ms waiting for the "
+                               "reaper lock %s",
+                        cfg->lock_timeout_ms, cfg->lock_file);
+                goto fail;
+            }
+            goto again;
+        }
         if (errno == EINTR)
             continue;
         if (errno != EWOULDBLOCK) {
@@ -202,11 +307,17 @@ static int lock_take(xlreaper_ctx *ctx, uint64_t deadline, bool quiet,
         }
         now = xlreaper__now_us();
         if (now >= deadline) {
-            if (!quiet)
-                LOG(ERROR,
-                    "timed out after %u ms waiting for the reaper lock %s "
-                    "(another reaper, ours or libxl's, holds it)",
-                    cfg->lock_timeout_ms, cfg->lock_file);
+            if (!quiet) {
+                char holder[160];
+
+                describe_holder(fd, holder, sizeof(holder));
+                LOG(ERROR, "timed out after %u ms waiting for the reaper "
+                           "lock %s%s",
+                    cfg->lock_timeout_ms, cfg->lock_file,
+                    holder[0] ? holder
+                              : " (another reaper, ours or libxl's, holds "
+                                "it)");
+            }
             rc = XLREAPER_ERROR_LOCK_TIMEOUT;
             goto fail;
         }
@@ -233,7 +344,8 @@ static int lock_take(xlreaper_ctx *ctx, uint64_t deadline, bool quiet,
 fail:
     if (ino >= 0)
         close(ino);
-    close(fd);
+    if (fd >= 0)
+        close(fd);
     return rc;
 }
 

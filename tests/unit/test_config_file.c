@@ -76,7 +76,7 @@ static void test_good_file(void **state)
 
     assert_int_equal(load(f, "# comment\n" BASE "lock_file = \"/run/x/lock\"\n"
                              "lock_timeout_ms = 250; reap_timeout_ms = 900\n"
-                             "nproc_limit = 0x20\n"
+                             "nproc_limit = 32\n"
                              "dm_gid_mode = 'range-base'\n"),
                      0);
     c = xlreaper_config_get(f->ctx);
@@ -127,7 +127,8 @@ static void test_refused(void **state)
         { "# only a comment\n", "sets nothing" },
         /* libxlutil's own report, which numbers a line ending a
          * statement from 0 (its lexer's quirk). */
-        { "dm_uid_base =\n", "config parsing error" },
+        { "dm_uid_base =\n", "c.conf:1: config parsing error near "
+                              "<newline>" },
         { "dm_uid_base = 3000000 7\n", "config parsing error" },
         { "\x7f\x45\x4c\x46\x02\x01\x01\x03\xff\xfe", "c.conf" },
         { BASE "dm_uid_base = 3000000\n", "c.conf:2: dm_uid_base is set "
@@ -153,10 +154,11 @@ static void test_refused(void **state)
         { "dm_uid_base = \"abc\"\n", "dm_uid_base must be a number" },
         { "dm_uid_base = 7x\n", "dm_uid_base must be a number" },
         { "dm_uid_base = [3000000]\n", "dm_uid_base must be a number" },
-        { "dm_uid_base = 4294967296\n", "out of range" },
+        { "dm_uid_base = 4294967296\n", "c.conf:1: dm_uid_base = 4294967296 "
+                                       "is too large (at most 4294967295)" },
         { BASE "lock_file = \"relative/lock\"\n", "absolute path" },
         { BASE "lock_file = 5\n", "absolute path" },
-        { BASE "lock_timeout_ms = 3600001\n", "out of range" },
+        { BASE "lock_timeout_ms = 3600001\n", "too large (at most 3600000)" },
         { BASE "reap_timeout_ms = 0\n", "out of range" },
         { BASE "nproc_limit = 0\n", "out of range" },
         { BASE "dm_gid_mode = \"shared\"\n", "not one of the choices" },
@@ -177,6 +179,91 @@ static void test_refused(void **state)
 
 /* libxlutil follows a lexical error with three lines guessing that the
  * file "looks like it contains Python code"; one line says it all. */
+/*
+ * Numbers are decimal, as written: libxlutil reads them with
+ * strtol(..., 0) and takes a quoted number, so 0500000 was 163840,
+ * 010000 was 4096 and "500000" was taken; now each is an error naming
+ * the key, the line and the value.  Line numbers are the file's (an
+ * error at a line's end said :0: for line 1), a CR says so, and no
+ * byte that is not printable reaches a message.
+ */
+static void test_numbers_and_messages(void **state)
+{
+    static const struct {
+        const char *text;
+        const char *why;
+    } cases[] = {
+        { "dm_uid_base = 0500000\n",
+          "c.conf:1: dm_uid_base must be a number: dm_uid_base = 0500000: "
+          "a leading zero is not taken" },
+        { BASE "lock_timeout_ms = 010000\n",
+          "c.conf:2: lock_timeout_ms must be a number: lock_timeout_ms = "
+          "010000: a leading zero" },
+        { BASE "nproc_limit = 0256\n", "c.conf:2: nproc_limit must be a "
+                                       "number: nproc_limit = 0256" },
+        { BASE "fsize_limit = 067108864\n", "fsize_limit = 067108864: a "
+                                            "leading zero is not taken" },
+        { BASE "nproc_limit = 00\n", "nproc_limit = 00: a leading zero" },
+        { BASE "nproc_limit = 0x20\n",
+          "c.conf:2: nproc_limit must be a number: nproc_limit = 0x20: "
+          "hexadecimal is not taken" },
+        { "dm_uid_base = \"500000\"\n",
+          "c.conf:1: dm_uid_base must be a number: dm_uid_base = "
+          "\"500000\": a number is written without quotes" },
+        { BASE "reap_stale = '1'\n", "reap_stale = '1': a number is "
+                                     "written without quotes" },
+        { "dm_uid_base = +5\n", "c.conf:1: dm_uid_base = +5: a number is "
+                                "written without a sign" },
+        { "dm_uid_base = 99999999999999999999999\n",
+          "c.conf:1: dm_uid_base = 99999999999999999999999 is too large "
+          "(at most 4294967295)" },
+        { BASE "nproc_limit = 1048577\n", "c.conf:2: nproc_limit = "
+                                          "1048577 is too large (at most "
+                                          "1048576)" },
+        { "dm_uid_base = 3000000\r\n", "c.conf:1: the line ends in CR" },
+        { BASE "\n\nnproc_limit = 5\r\n", "c.conf:4: the line ends in CR" },
+        { BASE "nproc_limit = 5\r # x\n", "c.conf:2: a CR byte" },
+        { "x\n", "c.conf:1: config parsing error near <newline>" },
+        { "\n\ndm_uid_base =\n", "c.conf:3: config parsing error near "
+                                  "<newline>" },
+        { BASE "\x1b[31mred = 1\n", "c.conf:2: config parsing error near "
+                                    "`\\x1b[31mred': lexical error" },
+        { "dm_uid_base = 3000000 \x01\x7f\xff\n",
+          "near `\\x01\\x7f\\xff'" },
+    };
+    fixture *f = *state;
+    char *path;
+    int rc;
+
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        const char *log;
+
+        rc = load(f, cases[i].text);
+        log = xlrt_captured();
+        if (rc != XLREAPER_ERROR_INVAL)
+            fail_msg("case %zu (%s): rc %d", i, cases[i].text, rc);
+        if (!strstr(log, cases[i].why))
+            fail_msg("case %zu (%s): log lacks \"%s\":\n%s", i,
+                     cases[i].text, cases[i].why, log);
+        for (const char *p = log; *p; p++)
+            if ((*p < 0x20 && *p != '\n') || *p == 0x7f || (*p & 0x80))
+                fail_msg("case %zu: a raw byte %#x in the log:\n%s", i,
+                         (unsigned)(unsigned char)*p, log);
+    }
+    /* A path of 5000 bytes: said so, not "must be an absolute path". */
+    assert_true(asprintf(&path, BASE "qemu_path = \"/%04999d\"\n", 0) > 0);
+    assert_int_equal(load(f, path), XLREAPER_ERROR_INVAL);
+    assert_logged("c.conf:2: qemu_path is 5000 bytes long: a path is at "
+                  "most 4095");
+    free(path);
+    /* Decimal still reads as decimal. */
+    assert_int_equal(load(f, "dm_uid_base = 3000000\nnproc_limit = 2560"
+                             "\nlock_timeout_ms = 0\n"), 0);
+    assert_int_equal(xlreaper_config_get(f->ctx)->dm_uid_base, 3000000);
+    assert_int_equal(xlreaper_config_get(f->ctx)->nproc_limit, 2560);
+    assert_int_equal(xlreaper_config_get(f->ctx)->lock_timeout_ms, 0);
+}
+
 static void test_no_python_guess(void **state)
 {
     static const char *const texts[] = {
@@ -394,6 +481,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_defaults, setup, teardown),
         cmocka_unit_test_setup_teardown(test_missing_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_numbers_and_messages, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_no_python_guess, setup, teardown),
         cmocka_unit_test_setup_teardown(test_nul_byte_is_binary, setup,
                                         teardown),

@@ -27,10 +27,76 @@ static bool ident_char(char c)
     return ident_start(c) || (c >= '0' && c <= '9') || c == '.' || c == '_';
 }
 
+/* The length of the value that starts at text[i]: a quoted string (its
+ * quotes included), a list to its closing bracket, or a bare token to
+ * the first blank, ';', '#' or end of line. */
+static size_t value_len(const char *text, size_t len, size_t i)
+{
+    size_t j = i;
+    unsigned depth = 0;
+
+    if (i >= len)
+        return 0;
+    if (text[i] != '\'' && text[i] != '"' && text[i] != '[') {
+        while (j < len && text[j] != ' ' && text[j] != '\t' &&
+               text[j] != '\n' && text[j] != ';' && text[j] != '#')
+            j++;
+        return j - i;
+    }
+    do {
+        char c = text[j];
+
+        if (c == '\'' || c == '"') {
+            for (j++; j < len && text[j] != c && text[j] != '\n'; j++)
+                if (text[j] == '\\' && j + 1 < len)
+                    j++;
+            j++;
+        } else if (c == '[') {
+            depth++;
+            j++;
+        } else if (c == ']') {
+            depth--;
+            j++;
+        } else if (c == '#') {
+            while (j < len && text[j] != '\n')
+                j++;
+        } else {
+            j++;
+        }
+    } while (depth && j < len);
+    return (j > len ? len : j) - i;
+}
+
+typedef struct {
+    int (*fn)(void *arg, const char *key, unsigned line);
+    void *arg;
+} key_only;
+
+static int call_key_only(void *arg, const char *key, unsigned line,
+                         const char *value, size_t n)
+{
+    key_only *k = arg;
+
+    (void)value;
+    (void)n;
+    return k->fn(k->arg, key, line);
+}
+
 int xlreaper__cfg_each_key(const char *text, size_t len,
                            int (*fn)(void *arg, const char *key,
                                      unsigned line),
                            void *arg)
+{
+    key_only k = { fn, arg };
+
+    return xlreaper__cfg_each_value(text, len, call_key_only, &k);
+}
+
+int xlreaper__cfg_each_value(const char *text, size_t len,
+                             int (*fn)(void *arg, const char *key,
+                                       unsigned line, const char *value,
+                                       size_t value_len),
+                             void *arg)
 {
     size_t i = 0;
     unsigned line = 1, depth = 0;
@@ -82,7 +148,11 @@ int xlreaper__cfg_each_key(const char *text, size_t len,
             if (i < len && (text[i] == '=' ||
                             (text[i] == '+' && i + 1 < len &&
                              text[i + 1] == '='))) {
-                rc = fn(arg, key, line);
+                size_t v = i + (text[i] == '+' ? 2 : 1);
+
+                while (v < len && (text[v] == ' ' || text[v] == '\t'))
+                    v++;
+                rc = fn(arg, key, line, text + v, value_len(text, len, v));
                 if (rc)
                     return rc;
             }

@@ -330,6 +330,8 @@ typedef struct {
     struct {
         char key[65];
         unsigned line;
+        const char *value; /* as written, value_len bytes */
+        size_t value_len;
     } seen[MAX_KEYS_SEEN];
     unsigned bad;
 } key_walk;
@@ -348,15 +350,76 @@ static const key_spec *find_key(const char *key)
  * code", three lines of it: this file never was Python, and the guess
  * buries the one line that says where the error is.
  */
-static void log_report(xlreaper_ctx *ctx, char *report)
+/*
+ * n bytes of s as a message can show them: printable ASCII as it is,
+ * anything else as \\r, \\t or \\xNN, so that a byte of the file never
+ * reaches a terminal raw; at most max bytes of s, then "...".  buf
+ * holds max * 4 + 8.
+ */
+#define ESCAPED_MAX 64 /* of a value */
+#define ESCAPED_SIZE (ESCAPED_MAX * 4 + 8)
+#define REPORT_MAX 400 /* of one of libxlutil's lines */
+static const char *escaped_n(const char *s, size_t n, size_t max, char *buf,
+                             size_t size)
 {
+    size_t o = 0;
+
+    for (size_t i = 0; i < n && o + 8 < size; i++) {
+        unsigned char c = (unsigned char)s[i];
+
+        if (i == max) {
+            o += (size_t)snprintf(buf + o, size - o, "...");
+            break;
+        }
+        if (c == '\r')
+            o += (size_t)snprintf(buf + o, size - o, "\\r");
+        else if (c == '\t')
+            o += (size_t)snprintf(buf + o, size - o, "\\t");
+        else if (c < 0x20 || c >= 0x7f)
+            o += (size_t)snprintf(buf + o, size - o, "\\x%02x", c);
+        else
+            buf[o++] = (char)c;
+    }
+    buf[o] = '\0';
+    return buf;
+}
+#define escaped(s, n, buf, size) escaped_n(s, n, ESCAPED_MAX, buf, size)
+
+
+/*
+ * libxlutil numbers the newline token that ends line N as line N - 1
+ * (its lexer takes the newline's line after counting it, less one:
+ * measured with 4.17, "x\n" alone is reported at :0:); a syntax error
+ * "near <newline>" is said at its real line.  Every byte that is not
+ * printable is escaped: its "near `...'" echoes the file.
+ */
+static void log_report(xlreaper_ctx *ctx, const char *path, char *report)
+{
+    char shown[REPORT_MAX * 4 + 8];
     char *save = NULL;
+    size_t n = strlen(path);
 
     for (char *l = strtok_r(report, "\n", &save); l;
          l = strtok_r(NULL, "\n", &save)) {
+        unsigned long line;
+        char *rest;
+
         if (!strncmp(l, "warning:", 8) && strstr(l, "Python"))
             continue;
-        LOG(ERROR, "%s", l);
+        if (!strncmp(l, path, n) && l[n] == ':' && l[n + 1] >= '0' &&
+            l[n + 1] <= '9' &&
+            (line = strtoul(l + n + 1, &rest, 10)) < UINT_MAX &&
+            *rest == ':') {
+            rest++;
+            if (strstr(rest, "near <newline>"))
+                line++;
+            LOG(ERROR, "%s:%lu:%s", path, line,
+                escaped_n(rest, strlen(rest), REPORT_MAX, shown,
+                          sizeof(shown)));
+            continue;
+        }
+        LOG(ERROR, "%s",
+            escaped_n(l, strlen(l), REPORT_MAX, shown, sizeof(shown)));
     }
 }
 
@@ -402,7 +465,7 @@ static int say_negative(xlreaper_ctx *ctx, const char *path, const char *text,
         return 0;
     while (p < end && (*p == ' ' || *p == '\t'))
         p++;
-    if (p >= end || *p != '-')
+    if (p >= end || (*p != '-' && *p != '+'))
         return 0;
     for (v = p++; p < end && (*p == ' ' || (*p >= '0' && *p <= '9')); p++)
         ;
@@ -421,13 +484,17 @@ static int say_negative(xlreaper_ctx *ctx, const char *path, const char *text,
         LOG(ERROR, "%s:%u: %s must be a quoted string", path, line, key);
     else
         LOG(ERROR,
-            "%s:%u: %s = %.*s: a negative number; %s takes "
+            "%s:%u: %s = %.*s: %s; %s takes "
             "%ld..%ld",
-            path, line, key, (int)vn, v, key, spec->min, spec->max);
+            path, line, key, (int)vn, v,
+            v[0] == '-' ? "a negative number"
+                        : "a number is written without a sign",
+            key, spec->min, spec->max);
     return 1;
 }
 
-static int key_walk_one(void *arg, const char *key, unsigned line)
+static int key_walk_one(void *arg, const char *key, unsigned line,
+                        const char *value, size_t value_len)
 {
     key_walk *w = arg;
     xlreaper_ctx *ctx = w->ctx;
@@ -452,15 +519,74 @@ static int key_walk_one(void *arg, const char *key, unsigned line)
     }
     snprintf(w->seen[w->num].key, sizeof(w->seen[0].key), "%s", key);
     w->seen[w->num].line = line;
+    w->seen[w->num].value = value;
+    w->seen[w->num].value_len = value_len;
     w->num++;
     return 0;
 }
 
-static unsigned key_line(const key_walk *w, const char *key)
+static unsigned key_seen(const key_walk *w, const char *key)
 {
     for (unsigned i = 0; i < w->num; i++)
         if (!strcmp(w->seen[i].key, key))
-            return w->seen[i].line;
+            return i;
+    return 0;
+}
+
+
+/*
+ * A number as written: decimal digits only, no sign, no leading zero
+ * (other than 0 itself), no quotes.  libxlutil reads numbers with
+ * strtol(..., 0): "0500000" would be octal 163840 and "0x20" hex, and
+ * it takes a quoted "5" as 5; xl-reaper.conf(5) says numbers are
+ * decimal.  0 and *v_r, or an error (logged: the key, the line and the
+ * value as written).
+ */
+static int parse_decimal(xlreaper_ctx *ctx, const char *path,
+                         const key_spec *k, unsigned line, const char *v,
+                         size_t n, long *v_r)
+{
+    char shown[ESCAPED_SIZE];
+    unsigned long long x = 0;
+    const char *why = NULL;
+
+    escaped(v, n, shown, sizeof(shown));
+    if (!n || v[0] == '[') {
+        LOG(ERROR, "%s:%u: %s must be a number", path, line, k->key);
+        return XLREAPER_ERROR_INVAL;
+    }
+    if (v[0] == '"' || v[0] == '\'')
+        why = "a number is written without quotes";
+    else if (v[0] == '+' || v[0] == '-')
+        why = "a number is written without a sign";
+    else if (n > 1 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X'))
+        why = "hexadecimal is not taken; write it in decimal";
+    if (!why)
+        for (size_t i = 0; i < n && !why; i++)
+            if (v[i] < '0' || v[i] > '9')
+                why = "not a decimal number";
+    if (!why && n > 1 && v[0] == '0')
+        why = "a leading zero is not taken (libxlutil would read it as "
+              "octal); write the number in decimal without it";
+    if (why) {
+        LOG(ERROR, "%s:%u: %s must be a number: %s = %s: %s", path, line,
+            k->key, k->key, shown, why);
+        return XLREAPER_ERROR_INVAL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        x = x * 10 + (unsigned)(v[i] - '0');
+        if (x > (unsigned long long)k->max) {
+            LOG(ERROR, "%s:%u: %s = %s is too large (at most %ld)", path,
+                line, k->key, shown, k->max);
+            return XLREAPER_ERROR_INVAL;
+        }
+    }
+    if ((long)x < k->min) {
+        LOG(ERROR, "%s:%u: %s = %s is out of range %ld..%ld", path, line,
+            k->key, shown, k->min, k->max);
+        return XLREAPER_ERROR_INVAL;
+    }
+    *v_r = (long)x;
     return 0;
 }
 
@@ -494,7 +620,7 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
                     xlreaper_config *cfg, long *want_base,
                     long *want_reaper)
 {
-    unsigned line = key_line(w, k->key);
+    unsigned seen = key_seen(w, k->key), line = w->seen[seen].line;
     const char *s;
     long v;
     int e;
@@ -504,17 +630,10 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
     case KEY_UID:
     case KEY_BOOL:
     case KEY_U64:
-        e = xlu_cfg_get_long(xlu, k->key, &v, 1);
-        if (e) {
-            LOG(ERROR, "%s:%u: %s must be a number", w->path, line,
-                k->key);
-            return XLREAPER_ERROR_INVAL;
-        }
-        if (v < k->min || v > k->max || v == LONG_MAX) {
-            LOG(ERROR, "%s:%u: %s = %ld is out of range %ld..%ld", w->path,
-                line, k->key, v, k->min, k->max);
-            return XLREAPER_ERROR_INVAL;
-        }
+        e = parse_decimal(ctx, w->path, k, line, w->seen[seen].value,
+                          w->seen[seen].value_len, &v);
+        if (e)
+            return e;
         if (k->type == KEY_UID)
             *(!strcmp(k->key, "dm_uid_base") ? want_base : want_reaper) = v;
         else if (k->type == KEY_BOOL)
@@ -558,7 +677,12 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
             *field = NULL; /* "": none */
             return 0;
         }
-        if (s[0] != '/' || strlen(s) >= PATH_MAX) {
+        if (strlen(s) >= PATH_MAX) {
+            LOG(ERROR, "%s:%u: %s is %zu bytes long: a path is at most %d",
+                w->path, line, k->key, strlen(s), PATH_MAX - 1);
+            return XLREAPER_ERROR_INVAL;
+        }
+        if (s[0] != '/') {
             LOG(ERROR, "%s:%u: %s must be an absolute path", w->path, line,
                 k->key);
             return XLREAPER_ERROR_INVAL;
@@ -592,10 +716,27 @@ static int parse_text(xlreaper_ctx *ctx, const char *path, const char *text,
     char *report_text = NULL;
     size_t report_len = 0;
     key_walk *w = NULL;
+    const char *cr;
     int e, rc;
 
     if (memchr(text, '\0', len)) {
         LOG(ERROR, "%s: binary data, not a config file", path);
+        return XLREAPER_ERROR_INVAL;
+    }
+    /* A CR is no byte of xl.cfg syntax: libxlutil would say "near `\r':
+     * lexical error", the one clue invisible on a terminal. */
+    if ((cr = memchr(text, '\r', len))) {
+        unsigned line = 1;
+
+        for (const char *p = text; p < cr; p++)
+            line += *p == '\n';
+        if (cr + 1 == text + len || cr[1] == '\n')
+            LOG(ERROR,
+                "%s:%u: the line ends in CR (\\r): a DOS line ending; "
+                "xl.cfg syntax wants LF alone (sed -i 's/\\r$//' FILE)",
+                path, line);
+        else
+            LOG(ERROR, "%s:%u: a CR byte (\\r) in the line", path, line);
         return XLREAPER_ERROR_INVAL;
     }
     report = open_memstream(&report_text, &report_len);
@@ -613,7 +754,7 @@ static int parse_text(xlreaper_ctx *ctx, const char *path, const char *text,
         if (report_text && *report_text) {
             if (!say_negative(ctx, path, text, len,
                               report_line(report_text, path)))
-                log_report(ctx, report_text);
+                log_report(ctx, path, report_text);
         } else {
             LOG(ERROR, "%s: not a valid config file", path);
         }
@@ -628,7 +769,7 @@ static int parse_text(xlreaper_ctx *ctx, const char *path, const char *text,
     }
     w->ctx = ctx;
     w->path = path;
-    xlreaper__cfg_each_key(text, len, key_walk_one, w);
+    xlreaper__cfg_each_value(text, len, key_walk_one, w);
     if (w->bad) {
         rc = XLREAPER_ERROR_INVAL;
         goto out;

@@ -162,6 +162,33 @@ static void test_every_check_reported(void **state)
         fail_msg("a check failed:\n%s", f->lines);
 }
 
+/* The pet's owner is named: passwd user xen-qemuuser-reaper, or the
+ * range base user when the pet is the base; "no user's" only when
+ * passwd has none. */
+static void test_pet_owner_named(void **state)
+{
+    static const xlrt_user with_reaper[] = {
+        { "root", 0, 0 },
+        { "xen-qemuuser-range-base", 131072, 131072 },
+        { "xen-qemuuser-reaper", 103, 103 },
+        { NULL, 0, 0 },
+    };
+    static const xlrt_user only_root[] = { { "root", 0, 0 }, { NULL, 0, 0 } };
+    fixture *f = *state;
+
+    (void)run(f, "qemu_path = \"/bin/true\"\n", NULL);
+    assert_line(f, "the pet uid 131072 is passwd user "
+                   "xen-qemuuser-range-base's (the range base");
+    xlrt_fake_passwd(f->ctx, with_reaper);
+    (void)run(f, "qemu_path = \"/bin/true\"\n", NULL);
+    assert_line(f, "the pet uid 103 is passwd user xen-qemuuser-reaper's "
+                   "(passwd user xen-qemuuser-reaper)");
+    xlrt_fake_passwd(f->ctx, only_root);
+    (void)run(f, "dm_uid_base = 3000000\nreaper_uid = 2999999\n"
+                 "qemu_path = \"/bin/true\"\n", NULL);
+    assert_line(f, "the pet uid 2999999 is no user's");
+}
+
 static void test_subordinate_ids(void **state)
 {
     fixture *f = *state;
@@ -218,6 +245,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_range_base_groups, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_every_check_reported, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_pet_owner_named, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_subordinate_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dm_gid_lookup, setup, teardown),

@@ -439,10 +439,26 @@ static void check_lock(report *r, const char *lock)
             lock);
 }
 
+typedef struct {
+    uid_t uid;
+    char name[64];
+} owner_walk;
+
+static int owner_one(void *arg, const char *name, uid_t uid)
+{
+    owner_walk *o = arg;
+
+    if (uid != o->uid)
+        return 0;
+    snprintf(o->name, sizeof(o->name), "%s", name);
+    return 1;
+}
+
 int xlreaper_host_check(xlreaper_ctx *ctx, xlreaper_check_fn *fn, void *arg)
 {
     const xlreaper_config *cfg = ctx->cfg;
     report r = { fn, arg, 0 };
+    owner_walk owner = { 0, "" };
     int rc;
 
     if (!cfg || !fn)
@@ -456,12 +472,28 @@ int xlreaper_host_check(xlreaper_ctx *ctx, xlreaper_check_fn *fn, void *arg)
             "running as uid %lu: the wrapper and the daemon run as root, "
             "and what they may do is checked as root only",
             (unsigned long)geteuid());
-    /* The load refused any clash; said again, so that "ok" shows it. */
-    say(&r, "passwd_range", true,
-        "no passwd user in uids %lu..%lu; the pet uid %lu is no user's",
-        (unsigned long)cfg->dm_uid_base + 1,
-        (unsigned long)cfg->dm_uid_base + xlreaper_max_domid(),
-        (unsigned long)cfg->reaper_uid);
+    /* The load refused any clash; said again, so that "ok" shows it,
+     * with the pet's owner when passwd has one (xen-qemuuser-reaper, or
+     * the range base user when the pet is the base). */
+    owner.uid = cfg->reaper_uid;
+    rc = ctx->pw->each(ctx->pw_opaque, owner_one, &owner);
+    if (rc < 0) {
+        LOGE(ERROR, "walking the passwd database");
+        return rc;
+    }
+    if (owner.name[0])
+        say(&r, "passwd_range", true,
+            "no passwd user in uids %lu..%lu; the pet uid %lu is passwd "
+            "user %s's (%s)",
+            (unsigned long)cfg->dm_uid_base + 1,
+            (unsigned long)cfg->dm_uid_base + xlreaper_max_domid(),
+            (unsigned long)cfg->reaper_uid, owner.name, cfg->reaper_uid_from);
+    else
+        say(&r, "passwd_range", true,
+            "no passwd user in uids %lu..%lu; the pet uid %lu is no user's",
+            (unsigned long)cfg->dm_uid_base + 1,
+            (unsigned long)cfg->dm_uid_base + xlreaper_max_domid(),
+            (unsigned long)cfg->reaper_uid);
     rc = check_groups(ctx, &r);
     if (rc)
         return rc;

@@ -6,6 +6,7 @@
 #ifndef XL_REAPER_H
 #define XL_REAPER_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -40,6 +41,7 @@ typedef struct {
     int (*fn)(xlr_cli *cli, int argc, char **argv); /* returns exit code */
     const char *help; /* `COMMAND --help`: what the summary leaves out */
     int usage_exit;   /* the exit code of a usage error */
+    bool needs_root;  /* refused at once, before anything, when not root */
 } xlr_command;
 
 extern const xlr_command xlr_commands[];
@@ -111,6 +113,19 @@ int xlr_load_config(xlr_cli *cli);
 
 /* The exit code for a library return code. */
 int xlr_exit_code(int rc);
+
+/*
+ * --json errors (xl_reaper_json_error.c).  xlr_json_begin makes stdout
+ * count what it writes; xlr_json_error prints {"error":..., "command":
+ * ..., "exit":...} when nothing was printed, with message or, when
+ * NULL, the last error said (xlr_note_error, or the library's through
+ * xlr_tee_logger, which wraps inner and destroys it with itself).
+ */
+void xlr_json_begin(void);
+void xlr_json_error(const char *cmd, const char *message, int exit_code);
+void xlr_note_error(const char *fmt, va_list al)
+    __attribute__((format(printf, 1, 0)));
+xentoollog_logger *xlr_tee_logger(xentoollog_logger *inner);
 
 /* Prints a reap result as a line, or as JSON with --json. */
 void xlr_print_reap(const xlr_cli *cli, const xlreaper_reap_result *res);

@@ -11,10 +11,14 @@
  * usage, no config, not root, no source of live domains, ...; the output
  * says what).
  */
+#include <errno.h>
 #include <getopt.h>
+#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "xl_reaper.h"
 
@@ -289,6 +293,35 @@ static int parse_args(audit_args *a, bool json, int argc, char **argv)
     return 0;
 }
 
+/* The directory of path exists, is a directory and may be written. */
+static int prom_dir_check(const char *path)
+{
+    char *copy = strdup(path);
+    const char *dir;
+    struct stat st;
+    int r = -1;
+
+    if (!copy) {
+        xlr_error("audit: out of memory");
+        return -1;
+    }
+    dir = dirname(copy);
+    if (stat(dir, &st) < 0)
+        xlr_error("audit --prometheus-file %s: %s: %s; nothing audited",
+                  path, dir, strerror(errno));
+    else if (!S_ISDIR(st.st_mode))
+        xlr_error("audit --prometheus-file %s: %s is not a directory; "
+                  "nothing audited",
+                  path, dir);
+    else if (access(dir, W_OK | X_OK) < 0)
+        xlr_error("audit --prometheus-file %s: %s: %s; nothing audited",
+                  path, dir, strerror(errno));
+    else
+        r = 0;
+    free(copy);
+    return r;
+}
+
 int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
 {
     audit_args a;
@@ -299,6 +332,10 @@ int xlr_cmd_audit(xlr_cli *cli, int argc, char **argv)
     ret = parse_args(&a, cli->json, argc, argv);
     if (ret)
         return ret;
+    /* Where the metrics go is looked at first: an audit of minutes that
+     * ends unable to write them has checked for nothing. */
+    if (a.prom_file && prom_dir_check(a.prom_file) < 0)
+        return XLR_AUDIT_EXIT_UNKNOWN;
 
     /* A config that does not load means "could not check", not exit 1,
      * "a violation"; the metrics say so rather than go stale. */

@@ -20,6 +20,9 @@ void xlr_error(const char *fmt, ...)
     vfprintf(stderr, fmt, al);
     va_end(al);
     fputc('\n', stderr);
+    va_start(al, fmt);
+    xlr_note_error(fmt, al);
+    va_end(al);
 }
 
 const xlr_command *xlr_find_command(const char *name)
@@ -38,6 +41,9 @@ int xlr_usage_error(const char *cmd, const char *fmt, ...)
     fprintf(stderr, XLR_PROG ": error: %s: ", cmd);
     va_start(al, fmt);
     vfprintf(stderr, fmt, al);
+    va_end(al);
+    va_start(al, fmt);
+    xlr_note_error(fmt, al);
     va_end(al);
     /* One line: a script's log shows what was wrong and what is right. */
     fprintf(stderr, " (usage: " XLR_PROG " %s%s%s)\n", cmd,

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "xl_reaper.h"
 
@@ -39,7 +40,7 @@ const xlr_command xlr_commands[] = {
       "must be empty, and PROG runs in place with the restrictions of the\n"
       "config under the DM's ids.  Returns only if a step failed, naming\n"
       "it.  Needs root.\n" EXITS,
-      XLR_EXIT_USAGE },
+      XLR_EXIT_USAGE, true },
     { "kill", "DOMID", "kill every task of DOMID's DM uid and verify",
       xlr_cmd_kill,
       "One kill(-1, SIGKILL) from a child holding the uid, under the\n"
@@ -48,20 +49,20 @@ const xlr_command xlr_commands[] = {
       "exit: 0 no live task of the uid remains, 1 bad input or config,\n"
       "2 lock timeout, 3 tasks remain (it says which), 4 system error,\n"
       "5 killed tasks stuck in D state (it says which, and where)\n",
-      XLR_EXIT_USAGE },
+      XLR_EXIT_USAGE, true },
     { "destroy", "DOMID",
       "destroy the domain through libxl, then reap its DM uid and verify",
       xlr_cmd_destroy,
       "The reap is skipped if the domid lives again after the destroy\n"
       "(reused: exit 3).  Needs root and Xen.\n" EXITS,
-      XLR_EXIT_USAGE },
+      XLR_EXIT_USAGE, true },
     { "status", "DOMID", "show the tasks of DOMID's DM uid (read-only)",
       xlr_cmd_status,
       "The kernel's count of the uid's tasks, and what /proc shows.\n"
       "Needs root.\n"
       "exit: 0 the kernel counts no task, 1 bad input or config, 2 lock\n"
       "timeout, 3 it counts some\n",
-      XLR_EXIT_USAGE },
+      XLR_EXIT_USAGE, true },
     { "check", "", "check the config, the uid range and what a DM needs",
       xlr_cmd_check,
       "Loads the config; checks the uid range against the passwd and\n"
@@ -92,8 +93,8 @@ const xlr_command xlr_commands[] = {
       "\n"
       "Changes nothing without --fix.  Needs root.\n"
       "exit: 0 every check passed, 1 a violation, 2 could not check\n",
-      XLR_AUDIT_EXIT_UNKNOWN },
-    { NULL, NULL, NULL, NULL, NULL, 0 },
+      XLR_AUDIT_EXIT_UNKNOWN, true },
+    { NULL, NULL, NULL, NULL, NULL, 0, false },
 };
 
 static void usage(FILE *f)
@@ -187,8 +188,12 @@ int main(int argc, char **argv)
             return XLR_EXIT_USAGE;
         }
     }
+    if (cli.json)
+        xlr_json_begin();
     if (optind >= argc) {
         xlr_error("missing COMMAND (see xl-reaper --help)");
+        if (cli.json)
+            xlr_json_error(NULL, NULL, XLR_EXIT_USAGE);
         return XLR_EXIT_USAGE;
     }
     ci = optind;
@@ -196,11 +201,22 @@ int main(int argc, char **argv)
     if (!cmd) {
         xlr_error("unknown command '%s' (see xl-reaper --help)",
                   argv[ci]);
+        if (cli.json)
+            xlr_json_error(argv[ci], NULL, XLR_EXIT_USAGE);
         return XLR_EXIT_USAGE;
     }
     if (wants_help(argc - ci, argv + ci)) {
         command_help(cmd);
         return XLR_EXIT_OK;
+    }
+    /* Said first: as another uid, a spawn got as far as "chroot ...:
+     * Permission denied" and a destroy as libxl's own errors. */
+    if (cmd->needs_root && geteuid() != 0) {
+        xlr_error("%s needs root (running as uid %lu)", cmd->name,
+                  (unsigned long)geteuid());
+        if (cli.json)
+            xlr_json_error(cmd->name, NULL, cmd->usage_exit);
+        return cmd->usage_exit;
     }
     if (!cmd->fn)
         return xlr_xen_handoff(argv, !strcmp(cmd->name, "audit")
@@ -225,7 +241,12 @@ int main(int argc, char **argv)
     lg = xtl_createlogger_stdiostream(stderr, level, 0);
     if (!lg)
         return XLR_EXIT_FAIL;
-    cli.lg = (xentoollog_logger *)lg;
+    /* The tee remembers the last error for a --json error object. */
+    cli.lg = xlr_tee_logger((xentoollog_logger *)lg);
+    if (!cli.lg) {
+        xtl_logger_destroy((xentoollog_logger *)lg);
+        return XLR_EXIT_FAIL;
+    }
     rc = xlreaper_ctx_alloc(&cli.ctx, cli.lg);
     if (rc) {
         ret = XLR_EXIT_FAIL;
@@ -238,6 +259,8 @@ int main(int argc, char **argv)
      * error is named on a host with no config, or a broken one. */
     optind = 0;
     ret = cmd->fn(&cli, argc - ci, argv + ci);
+    if (cli.json && ret != XLR_EXIT_OK)
+        xlr_json_error(cmd->name, NULL, ret);
 
 out:
     xlreaper_ctx_free(cli.ctx);

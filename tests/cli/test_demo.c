@@ -198,11 +198,38 @@ static void test_refuses_broken_config(void **state)
     (void)state;
     snprintf(env_bad, sizeof(env_bad), "XLR_DEMO_HOST_CONFIG=%s", bad);
     r = demo(env);
-    assert_refused(&r, "the host's xl-reaper config does not load: "
-                       "xl-reaper: error: ");
+    assert_refused(&r, "the host's xl-reaper config does not load "
+                       "(xl-reaper: error: ");
+    assert_non_null(strstr(r.err, "or run XLR_DEMO_HOST_CONFIG=/nonexistent "
+                                  "make demo for a demo range"));
     assert_non_null(strstr(r.err, "dm_uid_base = -5: a negative number"));
     result_free(&r);
     free(bad);
+}
+
+/* The package's config on a host that is no Xen host yet: it sets no
+ * range and passwd has no range base user, so the demo's own range
+ * serves (it used to refuse, "no device model uid range"). */
+static void test_host_config_without_range(void **state)
+{
+    static char base[] = "XLR_DEMO_BASE=9260000";
+    char *norange = xlrt_write_file(S.dir, "norange.conf",
+                                    "lock_timeout_ms = 5000\n");
+    char env_nr[700], where[700];
+    const char *env[] = { env_nr, base, NULL };
+    result r;
+
+    (void)state;
+    if (getpwnam("xen-qemuuser-range-base"))
+        skip(); /* then the host has a range */
+    assert_int_equal(chmod(norange, 0644), 0);
+    snprintf(env_nr, sizeof(env_nr), "XLR_DEMO_HOST_CONFIG=%s", norange);
+    r = demo(env);
+    snprintf(where, sizeof(where), "a demo range (%s sets no range",
+             norange);
+    assert_shown(&r, BARE_BASE + 7, where);
+    result_free(&r);
+    free(norange);
 }
 
 static void test_refuses_non_root(void **state)
@@ -293,6 +320,7 @@ int main(void)
         cmocka_unit_test(test_configured_range),
         cmocka_unit_test(test_refuses_busy_uids),
         cmocka_unit_test(test_refuses_broken_config),
+        cmocka_unit_test(test_host_config_without_range),
         cmocka_unit_test(test_refuses_non_root),
         cmocka_unit_test(test_bare_host),
         cmocka_unit_test(test_range_base_user),

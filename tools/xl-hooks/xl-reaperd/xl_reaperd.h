@@ -133,6 +133,7 @@ typedef struct {
     bool adopt;        /* an earlier run's "A": alive or dead is for
                         * the first list to say */
     uint8_t intent_trigger, intent_cand; /* what that record says */
+    uint64_t reaped_us; /* the last reap's verdict */
     unsigned failures; /* reaps in a row that left tasks alive */
     uint64_t next_try_us; /* backed off until then (failures > 0) */
 } xlrd_dom;

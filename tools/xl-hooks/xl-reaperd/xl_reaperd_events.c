@@ -48,20 +48,62 @@ void xlrd_events_dispose(xlrd *d)
     d->events_fd = -1;
 }
 
+/*
+ * A daemon killed inside a write(2) that crossed a page may leave part
+ * of a line: the kernel stops a write to a file between two pages when
+ * a fatal signal is pending.  That line's intent record has no end, so
+ * the next run writes its event again; the cut part goes, so that the
+ * next line starts a line and the cut one is not taken for written.
+ */
+static void cut_torn_tail(xlrd *d, int fd)
+{
+    char buf[4096];
+    struct stat st;
+    off_t end;
+
+    if (fstat(fd, &st) < 0 || !st.st_size)
+        return;
+    end = st.st_size;
+    while (end > 0) {
+        off_t from = end > (off_t)sizeof(buf) ? end - (off_t)sizeof(buf) : 0;
+        ssize_t n = pread(fd, buf, (size_t)(end - from), from);
+
+        if (n <= 0)
+            return;
+        for (ssize_t i = n; i > 0; i--) {
+            if (buf[i - 1] != '\n')
+                continue;
+            if (from + i == st.st_size)
+                return; /* it ends with a whole line */
+            XLRD_LOG(d, WARN,
+                     "events file %s: cutting %lld bytes of a line a killed "
+                     "run left unfinished (its event is written again)",
+                     d->events_path, (long long)(st.st_size - (from + i)));
+            if (ftruncate(fd, from + i) < 0)
+                XLRD_LOGE(d, ERROR, "events file %s: ftruncate",
+                          d->events_path);
+            return;
+        }
+        end = from;
+    }
+    if (ftruncate(fd, 0) < 0) /* one cut line and nothing else */
+        XLRD_LOGE(d, ERROR, "events file %s: ftruncate", d->events_path);
+}
+
 int xlrd_events_open(xlrd *d)
 {
     int fd;
 
     if (!d->events_path)
         return 0;
-    fd =
-        open(d->events_path,
-             O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
-             0640);
+    fd = open(d->events_path,
+              O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
+              0640);
     if (fd < 0) {
         XLRD_LOGE(d, ERROR, "opening the events file %s", d->events_path);
         return -1;
     }
+    cut_torn_tail(d, fd);
     if (d->events_fd >= 0)
         close(d->events_fd);
     d->events_fd = fd;

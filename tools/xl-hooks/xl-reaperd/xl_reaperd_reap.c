@@ -227,9 +227,11 @@ static xlrd_reap_status reap_locked(xlrd *d, xlreaper_lock *lock,
              (cand & XLRD_CAND_ZOMBIE) && !(cand & XLRD_CAND_LIVE));
         report = !nothing;
     }
-    if (done)
+    if (done) {
         d->doms[domid].zombies_only =
             res.outcome == XLREAPER_OUTCOME_ZOMBIES;
+        d->doms[domid].reaped_us = xlrd_now_us();
+    }
     if (report) {
         what = xlreaper_reap_result_describe(&res);
         xlrd_log(d, done ? XTL_INFO : XTL_ERROR, -1, "%s%s%s",

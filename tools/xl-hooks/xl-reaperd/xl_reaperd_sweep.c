@@ -209,6 +209,10 @@ static void reap_step(xlrd *d, xlrd_sweep *s)
         /* Its death's reap is pending: that one reports it. */
         if (dom->dead_pending)
             continue;
+        /* Reaped, with a verdict, since this sweep looked: what it saw
+         * (the kernel's count of a task that reap killed) is stale. */
+        if (dom->reaped_us > s->start_us && !dom->retry)
+            continue;
         /* A known domain that died before its @releaseDomain was
          * handled: this reap is its death's, reported as a release
          * would be, even when its uid was already empty. */

@@ -427,7 +427,10 @@ int main(int argc, char **argv)
                         "path (the file is reopened on SIGHUP)\n");
         return XLRD_EXIT_USAGE;
     }
-    if (d.run_dir[0] != '/' || d.state_dir[0] != '/') {
+    /* getopt gives a required argument, never NULL; said for the
+     * analyzers, which cannot know it. */
+    if (!d.run_dir || !d.state_dir || d.run_dir[0] != '/' ||
+        d.state_dir[0] != '/') {
         fprintf(stderr, "xl-reaperd: error: --run-dir and --state-dir "
                         "need absolute paths\n");
         return XLRD_EXIT_USAGE;

@@ -385,10 +385,17 @@ static void test_lock_file_kept_root_only(void **state)
 
     (void)state;
     assert_true(asprintf(&path, "%s/lock", S.dir) > 0);
-    /* Upstream libxl creates it 0644; readable is enough to flock it. */
+    /* Upstream libxl creates it 0644, and readable is enough to flock
+     * it: whoever opened it then keeps a descriptor that can hold it
+     * whatever its mode becomes, so it is refused, not chmod'ed. */
     unlink(path);
     close(open(path, O_RDWR | O_CREAT, 0644));
     assert_int_equal(chmod(path, 0644), 0);
+    assert_int_equal(xlreaper_lock_acquire(S.ctx, &lock),
+                     XLREAPER_ERROR_FAIL);
+    assert_logged("is mode 0644, not 0600");
+    /* Removed, as the message says, the next lock makes it 0600. */
+    assert_int_equal(unlink(path), 0);
     assert_int_equal(xlreaper_lock_acquire(S.ctx, &lock), 0);
     xlreaper_lock_release(lock);
     assert_int_equal(stat(path, &st), 0);

@@ -107,12 +107,14 @@ static int make_parent_dir(xlreaper_ctx *ctx, const char *path)
 static int open_lock_file(xlreaper_ctx *ctx, const char *path, int *fd_r)
 {
     struct stat st, trusted;
+    bool existed;
     int fd, rc;
 
     rc = xlreaper__path_trust_log(ctx, "reaper lock", path,
                                   XLREAPER_TRUST_ABSENT_OK, &trusted);
     if (rc < 0)
         return XLREAPER_ERROR_FAIL;
+    existed = rc == 0; /* 1: absent, to be made */
     fd =
         open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, 0600);
     if (fd < 0 && errno == ENOENT) {
@@ -152,8 +154,8 @@ static int open_lock_file(xlreaper_ctx *ctx, const char *path, int *fd_r)
         goto fail;
     }
     /* An existing file was judged before the open: the same one. */
-    if (rc == 0 && (st.st_dev != trusted.st_dev ||
-                    st.st_ino != trusted.st_ino)) {
+    if (existed &&
+        (st.st_dev != trusted.st_dev || st.st_ino != trusted.st_ino)) {
         LOG(ERROR, "reaper lock %s changed while it was checked; "
                    "refusing it", path);
         rc = XLREAPER_ERROR_FAIL;

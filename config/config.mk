@@ -9,6 +9,8 @@
 #   $(UNITDIR)/xl-reaperd.service (default $(PREFIX)/lib/systemd/system:
 #                                 systemd reads /usr/local/lib/systemd/system
 #                                 as well as /usr/lib/systemd/system)
+#   $(TMPFILESDIR)/xl-reaper.conf the reaper lock, made root's 0600 at
+#                                 boot (config/xl-reaper.tmpfiles)
 #   /etc/xen/xl-reaper.conf       only where there is none yet: an existing
 #                                 config, edited or not, is never replaced
 #   /etc/logrotate.d/xl-reaper
@@ -25,7 +27,9 @@
 # (Debian 13) needs 67108864: its display memfds count against
 # RLIMIT_FSIZE.  debian/rules sets it from the Debian release.
 # UNITDIR= (empty): no unit (debian/rules: dh_installsystemd places it).
+# TMPFILESDIR= (empty) likewise (dh_installtmpfiles).
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 FSIZE_LIMIT ?=
 
 CONF_GEN := $(BUILD)/config/xl-reaper.conf
@@ -70,6 +74,10 @@ ifneq ($(UNITDIR),)
 	install -d $(DESTDIR)$(UNITDIR)
 	install -m 644 $(UNIT_GEN) $(DESTDIR)$(UNITDIR)/xl-reaperd.service
 endif
+ifneq ($(TMPFILESDIR),)
+	install -d $(DESTDIR)$(TMPFILESDIR)
+	install -m 644 config/xl-reaper.tmpfiles $(DESTDIR)$(TMPFILESDIR)/xl-reaper.conf
+endif
 
 uninstall: uninstall-config uninstall-unit
 uninstall-config: $(CONF_GEN)
@@ -83,4 +91,7 @@ uninstall-config: $(CONF_GEN)
 uninstall-unit:
 ifneq ($(UNITDIR),)
 	rm -f $(DESTDIR)$(UNITDIR)/xl-reaperd.service
+endif
+ifneq ($(TMPFILESDIR),)
+	rm -f $(DESTDIR)$(TMPFILESDIR)/xl-reaper.conf
 endif

@@ -155,6 +155,7 @@ static void test_layout_under_prefix(void **state)
     expect_file(f->dir, "/usr/local/libexec/xl-reaper/xl-reaper-xen", 0755);
     expect_file(f->dir, "/usr/local/lib/systemd/system/xl-reaperd.service",
                 0644);
+    expect_file(f->dir, "/usr/local/lib/tmpfiles.d/xl-reaper.conf", 0644);
     expect_file(f->dir, CONF, 0644);
     expect_file(f->dir, "/etc/logrotate.d/xl-reaper", 0644);
     expect_file(f->dir, "/usr/local/share/man/man8/xl-reaperd.8", 0644);
@@ -176,6 +177,14 @@ static void test_layout_under_prefix(void **state)
     assert_non_null(conf);
     assert_non_null(shipped);
     assert_string_equal(conf, shipped);
+    /* The lock the config names is the one made root's 0600 at boot. */
+    assert_non_null(
+        strstr(conf, "\nlock_file = \"/var/run/xen/dm-reaper-lock\"\n"));
+    free(unit);
+    unit = slurp(path_in(f->dir, "/usr/local/lib/tmpfiles.d/xl-reaper.conf"));
+    assert_non_null(unit);
+    assert_non_null(
+        strstr(unit, "\nf /run/xen/dm-reaper-lock 0600 root root -\n"));
     /* What to write in xl.cfg is what was installed. */
     assert_non_null(strstr(out, "device_model_override = "
                                 "\"/usr/local/libexec/xl-reaper/"

@@ -202,9 +202,8 @@ int main(void)
         }
         count[d]++;
         recovered += xlrt_json_bool(l, "recovered");
-        swept_events += !strcmp(xlrt_json_str(l, "trigger", trig,
-                                              sizeof(trig)),
-                                "sweep");
+        swept_events +=
+            !strcmp(xlrt_json_str(l, "trigger", trig, sizeof(trig)), "sweep");
     }
     free(text);
     for (unsigned i = 0; i < n; i++) {
@@ -239,7 +238,8 @@ int main(void)
             die("the start sweep never ended");
         log = slurp(dm.log);
         hit = log ? strstr(log + dm.log_seen - strlen("sweep (whole range"),
-                           "sweep (whole range") : NULL;
+                           "sweep (whole range")
+                  : NULL;
         if (hit)
             sscanf(strstr(hit, "done in ") ? strstr(hit, "done in ") : "",
                    "done in %lf ms", &ms);

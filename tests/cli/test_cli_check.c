@@ -377,11 +377,13 @@ static void test_lock_file(void **state)
     assert_int_equal(mkdir(path, 0777), 0);
     assert_int_equal(chmod(path, 01777), 0);
     snprintf(extra, sizeof(extra), "lock_file = \"%s/lock\"\n", path);
-    assert_refused(extra, "lock_file", "open is writable by everyone (mode "
-                                       "1777)");
+    assert_refused(extra, "lock_file",
+                   "open is writable by everyone (mode "
+                   "1777)");
     snprintf(extra, sizeof(extra), "lock_file = \"%s/sub/lock\"\n", path);
-    assert_refused(extra, "lock_file", "open is writable by everyone (mode "
-                                       "1777)");
+    assert_refused(extra, "lock_file",
+                   "open is writable by everyone (mode "
+                   "1777)");
     assert_int_equal(rmdir(path), 0);
 }
 

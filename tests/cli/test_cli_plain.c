@@ -150,8 +150,8 @@ static void test_json_error_object(void **state)
         free(err);
     }
     {
-        char *argv[] = { S.cli, "--json", "--config", S.config, "kill", "0",
-                         NULL };
+        char *argv[] = { S.cli,  "--json", "--config", S.config,
+                         "kill", "0",      NULL };
 
         status = run_as(0, argv, &out, &err);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
@@ -169,8 +169,8 @@ static void test_json_error_object(void **state)
         free(err);
     }
     {
-        char *argv[] = { S.cli, "--json", "--config", S.config, "spawn", "5",
-                         "--", "/bin/true", NULL };
+        char *argv[] = { S.cli, "--json", "--config",  S.config, "spawn",
+                         "5",   "--",     "/bin/true", NULL };
 
         status = run_as(65534, argv, &out, &err);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);
@@ -180,8 +180,8 @@ static void test_json_error_object(void **state)
     }
     /* A success prints its own answer, and no error. */
     {
-        char *argv[] = { S.cli, "--json", "--config", S.config, "uid", "5",
-                         NULL };
+        char *argv[] = { S.cli, "--json", "--config", S.config,
+                         "uid", "5",      NULL };
 
         status = run_as(0, argv, &out, &err);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -195,8 +195,9 @@ static void test_json_error_object(void **state)
 /* Refused before the audit: at once, and nothing audited. */
 static void test_prometheus_file_checked_first(void **state)
 {
-    char *argv[] = { S.cli, "--config", S.config, "audit",
-                     "--prometheus-file", "/nonexistent-xlr/x.prom", NULL };
+    char *argv[] = { S.cli,   "--config",          S.config,
+                     "audit", "--prometheus-file", "/nonexistent-xlr/x.prom",
+                     NULL };
     char *out, *err;
     int status;
 

@@ -213,8 +213,8 @@ static void test_refuses_broken_config(void **state)
 static void test_host_config_without_range(void **state)
 {
     static char base[] = "XLR_DEMO_BASE=9260000";
-    char *norange = xlrt_write_file(S.dir, "norange.conf",
-                                    "lock_timeout_ms = 5000\n");
+    char *norange =
+        xlrt_write_file(S.dir, "norange.conf", "lock_timeout_ms = 5000\n");
     char env_nr[700], where[700];
     const char *env[] = { env_nr, base, NULL };
     result r;
@@ -225,8 +225,7 @@ static void test_host_config_without_range(void **state)
     assert_int_equal(chmod(norange, 0644), 0);
     snprintf(env_nr, sizeof(env_nr), "XLR_DEMO_HOST_CONFIG=%s", norange);
     r = demo(env);
-    snprintf(where, sizeof(where), "a demo range (%s sets no range",
-             norange);
+    snprintf(where, sizeof(where), "a demo range (%s sets no range", norange);
     assert_shown(&r, BARE_BASE + 7, where);
     result_free(&r);
     free(norange);

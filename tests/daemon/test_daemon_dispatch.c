@@ -120,8 +120,7 @@ static void test_start_sweep_keeps_its_findings(void **state)
                      "want 1 (its task was found by the kernel's count "
                      "and then forgotten?)",
                      hidden[i], xlrt_daemon_count_events(&f->dm, hidden[i]));
-        assert_int_equal(xlrt_daemon_wait_event(&f->dm, hidden[i], 0, &ev),
-                         0);
+        assert_int_equal(xlrt_daemon_wait_event(&f->dm, hidden[i], 0, &ev), 0);
         xlrt_json_str(ev, "trigger", trig, sizeof(trig));
         assert_string_equal(trig, "sweep");
         assert_true(xlrt_json_int(ev, "tasks_seen") >= 0);
@@ -179,7 +178,8 @@ static void test_stuck_uid_backed_off(void **state)
                      0);
     for (unsigned i = 0; i < 4; i++)
         t[i] = event_time(f, 9, 20000);
-    assert_int_equal(xlrt_daemon_wait_log(&f->dm, "domid 9: its uid still "
+    assert_int_equal(xlrt_daemon_wait_log(&f->dm,
+                                          "domid 9: its uid still "
                                           "has tasks after 3 reaps; backing "
                                           "off: next try in 4 s",
                                           WAIT_MS),

@@ -103,9 +103,8 @@ static int teardown(void **state)
 
 static void daemon_start(fixture *f)
 {
-    assert_int_equal(xlrt_daemon_start_events(&f->dm, "bin/xl-reaperd",
-                                              f->dir, f->config, f->sock,
-                                              f->events),
+    assert_int_equal(xlrt_daemon_start_events(&f->dm, "bin/xl-reaperd", f->dir,
+                                              f->config, f->sock, f->events),
                      0);
 }
 
@@ -245,8 +244,7 @@ static void assert_recovered(fixture *f, uint32_t domid, const char *outcome)
                  ev);
     xlrt_json_str(ev, "outcome", buf, sizeof(buf));
     if (!strstr(outcome, buf) || !*buf)
-        fail_msg("domid %u: outcome %s, want %s: %s", domid, buf, outcome,
-                 ev);
+        fail_msg("domid %u: outcome %s, want %s: %s", domid, buf, outcome, ev);
     free(ev);
 }
 
@@ -293,9 +291,9 @@ static void test_killed_holding_lock(void **state)
         xlrt_daemon_wait_log(&f->dm, "domid 12: a new domain", WAIT_MS), 0);
     holder = xlrt_thread_holder_start(BASE + 12);
     assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 12"), 0);
-    assert_int_equal(xlrt_daemon_wait_log(
-                         &f->dm, "domid 12: reaping its DM uid", WAIT_MS),
-                     0);
+    assert_int_equal(
+        xlrt_daemon_wait_log(&f->dm, "domid 12: reaping its DM uid", WAIT_MS),
+        0);
     xlrt_daemon_kill(&f->dm);
     assert_int_equal(xlrt_daemon_count_events(&f->dm, 12), 0);
 

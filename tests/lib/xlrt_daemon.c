@@ -191,9 +191,10 @@ int xlrt_daemon_start_events(xlrt_daemon *dm, const char *which,
     }
     if (dm->pid == 0) {
         char run[600], state[600];
-        char *argv[] = { prog,      "--config", (char *)config, "--events",
-                         dm->events, "--run-dir", run,        "--state-dir",
-                         state,     "-v",       "-v",           NULL };
+        char *argv[] = { prog,       "--config",    (char *)config,
+                         "--events", dm->events,    "--run-dir",
+                         run,        "--state-dir", state,
+                         "-v",       "-v",          NULL };
 
         /* The suite's own, so that daemons of two suites never meet. */
         snprintf(run, sizeof(run), "%s/run", dir);

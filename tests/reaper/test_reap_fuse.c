@@ -83,8 +83,8 @@ static void abort_conns(uid_t uid, unsigned conn)
 
         if (unshare(CLONE_NEWNS) < 0 ||
             mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0 ||
-            mount("fusectl", "/sys/fs/fuse/connections", "fusectl", 0,
-                  NULL) < 0 ||
+            mount("fusectl", "/sys/fs/fuse/connections", "fusectl", 0, NULL) <
+                0 ||
             !(d = opendir("/sys/fs/fuse/connections")))
             _exit(1);
         while ((de = readdir(d))) {
@@ -213,8 +213,11 @@ static void start_userns_dm(fixture *f, uint32_t domid)
     if (!prog)
         prog = xlrt_prog("fuse_stuck");
     assert_int_equal(pipe2(p, O_CLOEXEC), 0);
-    a = (adv_args){ .uid = (uid_t)(BASE + domid), .out = p[1],
-                    .prog = prog, .dev = f->dev, .mnt = f->mnt };
+    a = (adv_args){ .uid = (uid_t)(BASE + domid),
+                    .out = p[1],
+                    .prog = prog,
+                    .dev = f->dev,
+                    .mnt = f->mnt };
     f->uid = a.uid;
     f->nursery = xlrt_nursery_start(adversary_userns, &a);
     close(p[1]);
@@ -396,13 +399,12 @@ static void test_spawn_reap_stale_after_fuse_stuck(void **state)
     start_userns_dm(f, 2);
     snprintf(cli, sizeof(cli), "%s/bin/xl-reaper", xlrt_build_dir());
     char *argv[] = { cli, "--config", f->conf, "spawn", "--reap-stale",
-                     "2", "--", probe, "true", NULL };
+                     "2", "--",       probe,   "true",  NULL };
     t0 = now_ms();
     status = xlrt_run(argv, &out, &err);
     if (exit_code(status) != 0)
         fail_msg("spawn --reap-stale exit %d after %llu ms; stderr:\n%s",
-                 exit_code(status), (unsigned long long)(now_ms() - t0),
-                 err);
+                 exit_code(status), (unsigned long long)(now_ms() - t0), err);
     if (!strstr(err, "aborted 1 FUSE connection"))
         fail_msg("spawn does not say it aborted the connection:\n%s", err);
     free(out);
@@ -423,8 +425,8 @@ static void test_foreign_fuse_wait_is_stuck(void **state)
     start_root_dm(f, 3);
     expect_waiting(f);
     snprintf(cli, sizeof(cli), "%s/bin/xl-reaper", xlrt_build_dir());
-    char *argv[] = { cli, "--config", f->conf_short, "--json", "kill", "3",
-                     NULL };
+    char *argv[] = { cli,    "--config", f->conf_short, "--json",
+                     "kill", "3",        NULL };
     t0 = now_ms();
     status = xlrt_run(argv, &out, &err);
     took = now_ms() - t0;
@@ -447,8 +449,9 @@ static void test_foreign_fuse_wait_is_stuck(void **state)
     char *argv2[] = { cli, "--config", f->conf_short, "kill", "3", NULL };
     status = xlrt_run(argv2, &out, &err);
     assert_int_equal(exit_code(status), 5);
-    snprintf(pid, sizeof(pid), "pid %ld (fuse_stuck) in D state at "
-                               "request_wait_answer with SIGKILL pending",
+    snprintf(pid, sizeof(pid),
+             "pid %ld (fuse_stuck) in D state at "
+             "request_wait_answer with SIGKILL pending",
              (long)f->waiter);
     if (!strstr(out, pid))
         fail_msg("the line lacks \"%s\":\n%s", pid, out);

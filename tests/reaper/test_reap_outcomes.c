@@ -391,8 +391,7 @@ static void test_lock_file_kept_root_only(void **state)
     unlink(path);
     close(open(path, O_RDWR | O_CREAT, 0644));
     assert_int_equal(chmod(path, 0644), 0);
-    assert_int_equal(xlreaper_lock_acquire(S.ctx, &lock),
-                     XLREAPER_ERROR_FAIL);
+    assert_int_equal(xlreaper_lock_acquire(S.ctx, &lock), XLREAPER_ERROR_FAIL);
     assert_logged("is mode 0644, not 0600");
     /* Removed, as the message says, the next lock makes it 0600. */
     assert_int_equal(unlink(path), 0);

@@ -144,7 +144,7 @@ static void test_exec_mode_no_userns(void **state)
         skip();
     }
     snprintf(cli, sizeof(cli), "%s/bin/xl-reaper", xlrt_build_dir());
-    char *argv[] = { cli, "--config", f->conf, "spawn",
+    char *argv[] = { cli, "--config", f->conf,  "spawn",
                      "1", "--",       f->maker, NULL };
     status = xlrt_run(argv, &out, &err);
     if (exit_code(status) != 0)

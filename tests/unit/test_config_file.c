@@ -128,7 +128,7 @@ static void test_refused(void **state)
         /* libxlutil's own report, which numbers a line ending a
          * statement from 0 (its lexer's quirk). */
         { "dm_uid_base =\n", "c.conf:1: config parsing error near "
-                              "<newline>" },
+                             "<newline>" },
         { "dm_uid_base = 3000000 7\n", "config parsing error" },
         { "\x7f\x45\x4c\x46\x02\x01\x01\x03\xff\xfe", "c.conf" },
         { BASE "dm_uid_base = 3000000\n", "c.conf:2: dm_uid_base is set "
@@ -155,7 +155,7 @@ static void test_refused(void **state)
         { "dm_uid_base = 7x\n", "dm_uid_base must be a number" },
         { "dm_uid_base = [3000000]\n", "dm_uid_base must be a number" },
         { "dm_uid_base = 4294967296\n", "c.conf:1: dm_uid_base = 4294967296 "
-                                       "is too large (at most 4294967295)" },
+                                        "is too large (at most 4294967295)" },
         { BASE "lock_file = \"relative/lock\"\n", "absolute path" },
         { BASE "lock_file = 5\n", "absolute path" },
         { BASE "lock_timeout_ms = 3600001\n", "too large (at most 3600000)" },
@@ -225,11 +225,10 @@ static void test_numbers_and_messages(void **state)
         { BASE "nproc_limit = 5\r # x\n", "c.conf:2: a CR byte" },
         { "x\n", "c.conf:1: config parsing error near <newline>" },
         { "\n\ndm_uid_base =\n", "c.conf:3: config parsing error near "
-                                  "<newline>" },
+                                 "<newline>" },
         { BASE "\x1b[31mred = 1\n", "c.conf:2: config parsing error near "
                                     "`\\x1b[31mred': lexical error" },
-        { "dm_uid_base = 3000000 \x01\x7f\xff\n",
-          "near `\\x01\\x7f\\xff'" },
+        { "dm_uid_base = 3000000 \x01\x7f\xff\n", "near `\\x01\\x7f\\xff'" },
     };
     fixture *f = *state;
     char *path;
@@ -243,8 +242,8 @@ static void test_numbers_and_messages(void **state)
         if (rc != XLREAPER_ERROR_INVAL)
             fail_msg("case %zu (%s): rc %d", i, cases[i].text, rc);
         if (!strstr(log, cases[i].why))
-            fail_msg("case %zu (%s): log lacks \"%s\":\n%s", i,
-                     cases[i].text, cases[i].why, log);
+            fail_msg("case %zu (%s): log lacks \"%s\":\n%s", i, cases[i].text,
+                     cases[i].why, log);
         for (const char *p = log; *p; p++)
             if ((*p < 0x20 && *p != '\n') || *p == 0x7f || (*p & 0x80))
                 fail_msg("case %zu: a raw byte %#x in the log:\n%s", i,
@@ -258,7 +257,8 @@ static void test_numbers_and_messages(void **state)
     free(path);
     /* Decimal still reads as decimal. */
     assert_int_equal(load(f, "dm_uid_base = 3000000\nnproc_limit = 2560"
-                             "\nlock_timeout_ms = 0\n"), 0);
+                             "\nlock_timeout_ms = 0\n"),
+                     0);
     assert_int_equal(xlreaper_config_get(f->ctx)->dm_uid_base, 3000000);
     assert_int_equal(xlreaper_config_get(f->ctx)->nproc_limit, 2560);
     assert_int_equal(xlreaper_config_get(f->ctx)->lock_timeout_ms, 0);
@@ -321,11 +321,10 @@ static void test_untrusted_places_refused(void **state)
     /* version 2; user_obj rw, user 65534 rw, group_obj r, mask rw,
      * other r; little-endian. */
     static const unsigned char acl[] = {
-        2, 0, 0, 0,    1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,
-        2, 0, 6, 0,    0xfe, 0xff, 0, 0,
-        4, 0, 4, 0,    0xff, 0xff, 0xff, 0xff,
-        0x10, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,
-        0x20, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+        2,    0,    0,    0,    1,    0,    6,    0,    0xff, 0xff, 0xff,
+        0xff, 2,    0,    6,    0,    0xfe, 0xff, 0,    0,    4,    0,
+        4,    0,    0xff, 0xff, 0xff, 0xff, 0x10, 0,    6,    0,    0xff,
+        0xff, 0xff, 0xff, 0x20, 0,    4,    0,    0xff, 0xff, 0xff, 0xff,
     };
     fixture *f = *state;
     char *path = xlrt_write_file(f->dir, "acl.conf", BASE), *w, *wpath, *link;

@@ -184,8 +184,10 @@ static void test_pet_owner_named(void **state)
     assert_line(f, "the pet uid 103 is passwd user xen-qemuuser-reaper's "
                    "(passwd user xen-qemuuser-reaper)");
     xlrt_fake_passwd(f->ctx, only_root);
-    (void)run(f, "dm_uid_base = 3000000\nreaper_uid = 2999999\n"
-                 "qemu_path = \"/bin/true\"\n", NULL);
+    (void)run(f,
+              "dm_uid_base = 3000000\nreaper_uid = 2999999\n"
+              "qemu_path = \"/bin/true\"\n",
+              NULL);
     assert_line(f, "the pet uid 2999999 is no user's");
 }
 
@@ -246,8 +248,7 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(test_every_check_reported, setup,
                                         teardown),
-        cmocka_unit_test_setup_teardown(test_pet_owner_named, setup,
-                                        teardown),
+        cmocka_unit_test_setup_teardown(test_pet_owner_named, setup, teardown),
         cmocka_unit_test_setup_teardown(test_subordinate_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dm_gid_lookup, setup, teardown),
     };

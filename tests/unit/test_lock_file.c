@@ -40,9 +40,8 @@ static void load_config(fixture *f, unsigned timeout_ms)
              "lock_timeout_ms = %u\n",
              f->lock, timeout_ms);
     path = xlrt_write_file(f->dir, "c.conf", text);
-    assert_int_equal(xlreaper_config_load(f->ctx, path,
-                                          XLREAPER_CONFIG_MUST_EXIST),
-                     0);
+    assert_int_equal(
+        xlreaper_config_load(f->ctx, path, XLREAPER_CONFIG_MUST_EXIST), 0);
     free(path);
 }
 

@@ -69,8 +69,8 @@ static const acl_entry acl_group_nobody_rw[] = {
     { MASK, 6, NO_ID },  { OTH, 4, NO_ID },   { 0, 0, 0 },
 };
 static const acl_entry acl_user_root_rw[] = {
-    { U_OBJ, 6, NO_ID }, { USR, 6, 0 },      { G_OBJ, 4, NO_ID },
-    { MASK, 6, NO_ID },  { OTH, 4, NO_ID },  { 0, 0, 0 },
+    { U_OBJ, 6, NO_ID }, { USR, 6, 0 },     { G_OBJ, 4, NO_ID },
+    { MASK, 6, NO_ID },  { OTH, 4, NO_ID }, { 0, 0, 0 },
 };
 /* The owning group writes under the mask; the mode shows only the mask. */
 static const acl_entry acl_group_obj_rw[] = {
@@ -99,44 +99,44 @@ typedef struct {
     const acl_entry *dir_acl;
     uid_t link_uid; /* of the symlink, MAKE_LINK */
     unsigned flags;
-    int want;           /* 0, 1 or the error */
-    const char *why;    /* in why, for an error */
+    int want;        /* 0, 1 or the error */
+    const char *why; /* in why, for an error */
 } trust_case;
 
 static const trust_case cases[] = {
-    { "root's 0644 file", MAKE_FILE, 0644, 0, 0, NULL, 0755, 0, NULL, 0, 0,
-      0, NULL },
-    { "group 0 may write", MAKE_FILE, 0664, 0, 0, NULL, 0755, 0, NULL, 0, 0,
-      0, NULL },
-    { "owned by nobody", MAKE_FILE, 0644, NOBODY, 0, NULL, 0755, 0, NULL, 0,
-      0, XLREAPER_ERROR_PERM, "is owned by uid 65534, not root" },
+    { "root's 0644 file", MAKE_FILE, 0644, 0, 0, NULL, 0755, 0, NULL, 0, 0, 0,
+      NULL },
+    { "group 0 may write", MAKE_FILE, 0664, 0, 0, NULL, 0755, 0, NULL, 0, 0, 0,
+      NULL },
+    { "owned by nobody", MAKE_FILE, 0644, NOBODY, 0, NULL, 0755, 0, NULL, 0, 0,
+      XLREAPER_ERROR_PERM, "is owned by uid 65534, not root" },
     { "world-writable", MAKE_FILE, 0666, 0, 0, NULL, 0755, 0, NULL, 0, 0,
       XLREAPER_ERROR_PERM, "is writable by everyone (mode 0666)" },
     { "group-writable, group nobody", MAKE_FILE, 0664, 0, NOBODY, NULL, 0755,
       0, NULL, 0, 0, XLREAPER_ERROR_PERM,
       "is writable by group 65534 (mode 0664)" },
-    { "ACL user:nobody:rw", MAKE_FILE, 0644, 0, 0, acl_user_nobody_rw, 0755,
-      0, NULL, 0, 0, XLREAPER_ERROR_PERM,
+    { "ACL user:nobody:rw", MAKE_FILE, 0644, 0, 0, acl_user_nobody_rw, 0755, 0,
+      NULL, 0, 0, XLREAPER_ERROR_PERM,
       "is writable by uid 65534 (ACL user entry)" },
     { "ACL user:nobody:rw, mask r", MAKE_FILE, 0644, 0, 0,
       acl_user_nobody_masked, 0755, 0, NULL, 0, 0, 0, NULL },
-    { "ACL group:nobody:rw", MAKE_FILE, 0644, 0, 0, acl_group_nobody_rw,
-      0755, 0, NULL, 0, 0, XLREAPER_ERROR_PERM,
+    { "ACL group:nobody:rw", MAKE_FILE, 0644, 0, 0, acl_group_nobody_rw, 0755,
+      0, NULL, 0, 0, XLREAPER_ERROR_PERM,
       "is writable by group 65534 (ACL group entry)" },
     { "ACL user:root:rw", MAKE_FILE, 0644, 0, 0, acl_user_root_rw, 0755, 0,
       NULL, 0, 0, 0, NULL },
     { "ACL owning group nobody rw", MAKE_FILE, 0644, 0, NOBODY,
       acl_group_obj_rw, 0755, 0, NULL, 0, 0, XLREAPER_ERROR_PERM,
       "is writable by group 65534 (ACL owning group under the mask)" },
-    { "directory 0777, not sticky", MAKE_FILE, 0644, 0, 0, NULL, 0777, 0,
-      NULL, 0, 0, XLREAPER_ERROR_PERM,
+    { "directory 0777, not sticky", MAKE_FILE, 0644, 0, 0, NULL, 0777, 0, NULL,
+      0, 0, XLREAPER_ERROR_PERM,
       "is writable by everyone (mode 0777, not sticky)" },
-    { "directory 1777, sticky", MAKE_FILE, 0644, 0, 0, NULL, 01777, 0, NULL,
-      0, 0, 0, NULL },
+    { "directory 1777, sticky", MAKE_FILE, 0644, 0, 0, NULL, 01777, 0, NULL, 0,
+      0, 0, NULL },
     { "directory owned by nobody", MAKE_FILE, 0644, 0, 0, NULL, 0755, NOBODY,
       NULL, 0, 0, XLREAPER_ERROR_PERM, "is owned by uid 65534, not root" },
-    { "directory with ACL user:nobody:rwx", MAKE_FILE, 0644, 0, 0, NULL,
-      0755, 0, acl_user_nobody_rw, 0, 0, XLREAPER_ERROR_PERM,
+    { "directory with ACL user:nobody:rwx", MAKE_FILE, 0644, 0, 0, NULL, 0755,
+      0, acl_user_nobody_rw, 0, 0, XLREAPER_ERROR_PERM,
       "is writable by uid 65534 (ACL user entry)" },
     { "symlink into a 0777 directory", MAKE_LINK_TO_W, 0644, 0, 0, NULL, 0755,
       0, NULL, 0, 0, XLREAPER_ERROR_PERM,
@@ -147,19 +147,19 @@ static const trust_case cases[] = {
       01777, 0, NULL, 0, 0, 0, NULL },
     { "not a regular file", MAKE_FIFO, 0600, 0, 0, NULL, 0755, 0, NULL, 0, 0,
       XLREAPER_ERROR_PERM, "is not a regular file" },
-    { "a file where a directory is wanted", MAKE_FILE, 0644, 0, 0, NULL,
-      0755, 0, NULL, 0, XLREAPER_TRUST_DIR, XLREAPER_ERROR_PERM,
+    { "a file where a directory is wanted", MAKE_FILE, 0644, 0, 0, NULL, 0755,
+      0, NULL, 0, XLREAPER_TRUST_DIR, XLREAPER_ERROR_PERM,
       "is not a directory" },
     { "absent", MAKE_NONE, 0, 0, 0, NULL, 0755, 0, NULL, 0, 0, 1, NULL },
-    { "absent, to be made in a good directory", MAKE_NONE, 0, 0, 0, NULL,
-      0700, 0, NULL, 0, XLREAPER_TRUST_ABSENT_OK, 1, NULL },
+    { "absent, to be made in a good directory", MAKE_NONE, 0, 0, 0, NULL, 0700,
+      0, NULL, 0, XLREAPER_TRUST_ABSENT_OK, 1, NULL },
     /* Anyone could make it first in a sticky directory. */
     { "absent, to be made in a sticky directory", MAKE_NONE, 0, 0, 0, NULL,
       01777, 0, NULL, 0, XLREAPER_TRUST_ABSENT_OK, XLREAPER_ERROR_PERM,
       "is writable by everyone (mode 1777)" },
     /* d/f/x, d/f a symlink to a good directory (as /var/run is to /run). */
-    { "absent, to be made under a symlink to a directory", MAKE_LINK_DIR, 0,
-      0, 0, NULL, 0755, 0, NULL, 0, XLREAPER_TRUST_ABSENT_OK, 1, NULL },
+    { "absent, to be made under a symlink to a directory", MAKE_LINK_DIR, 0, 0,
+      0, NULL, 0755, 0, NULL, 0, XLREAPER_TRUST_ABSENT_OK, 1, NULL },
     { "absent, to be made in a directory of nobody's", MAKE_NONE, 0, 0, 0,
       NULL, 0755, NOBODY, NULL, 0, XLREAPER_TRUST_ABSENT_OK,
       XLREAPER_ERROR_PERM, "is owned by uid 65534, not root" },
@@ -178,14 +178,9 @@ static void run_case(const trust_case *c)
     assert_true(asprintf(&wf, "%s/w/f", d) > 0);
     assert_int_equal(mkdir(d, 0700), 0);
     switch (c->make) {
-    case MAKE_FILE:
-        free(xlrt_write_file(d, "f", "x\n"));
-        break;
-    case MAKE_FIFO:
-        assert_int_equal(mkfifo(f, 0600), 0);
-        break;
-    case MAKE_NONE:
-        break;
+    case MAKE_FILE: free(xlrt_write_file(d, "f", "x\n")); break;
+    case MAKE_FIFO: assert_int_equal(mkfifo(f, 0600), 0); break;
+    case MAKE_NONE: break;
     case MAKE_LINK_TO_W:
         assert_int_equal(mkdir(w, 0777), 0);
         assert_int_equal(chmod(w, 0777), 0);
@@ -248,25 +243,21 @@ static void test_acl_malformed(void **state)
 {
     static const unsigned char bad_version[] = { 1, 0, 0, 0 };
     static const unsigned char short_entry[] = { 2, 0, 0, 0, 1, 0, 6, 0 };
-    static const unsigned char bad_tag[] = { 2, 0, 0, 0, 0x40, 0, 6, 0,
-                                             0, 0, 0, 0 };
+    static const unsigned char bad_tag[] = { 2, 0, 0, 0, 0x40, 0,
+                                             6, 0, 0, 0, 0,    0 };
     char why[160];
 
     (void)state;
-    assert_int_equal(xlreaper__acl_others_write(bad_version, 4, 0, why,
-                                                sizeof(why)),
-                     -1);
+    assert_int_equal(
+        xlreaper__acl_others_write(bad_version, 4, 0, why, sizeof(why)), -1);
     assert_non_null(strstr(why, "cannot be read"));
-    assert_int_equal(xlreaper__acl_others_write(short_entry, 8, 0, why,
-                                                sizeof(why)),
-                     -1);
-    assert_int_equal(xlreaper__acl_others_write(bad_tag, 12, 0, why,
-                                                sizeof(why)),
-                     -1);
+    assert_int_equal(
+        xlreaper__acl_others_write(short_entry, 8, 0, why, sizeof(why)), -1);
+    assert_int_equal(
+        xlreaper__acl_others_write(bad_tag, 12, 0, why, sizeof(why)), -1);
     assert_non_null(strstr(why, "unknown tag"));
-    assert_int_equal(xlreaper__acl_others_write(bad_version, 2, 0, why,
-                                                sizeof(why)),
-                     -1);
+    assert_int_equal(
+        xlreaper__acl_others_write(bad_version, 2, 0, why, sizeof(why)), -1);
 }
 
 /* The mask applies to named entries only when it is there; a named

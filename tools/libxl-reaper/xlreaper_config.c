@@ -283,8 +283,10 @@ static int read_config_text(xlreaper_ctx *ctx, const char *path,
     /* What was judged is what was opened: a path changed in between
      * (a symlink swapped) is not trusted. */
     if (st.st_dev != trusted.st_dev || st.st_ino != trusted.st_ino) {
-        LOG(ERROR, "config file %s changed while it was checked; "
-                   "refusing it", path);
+        LOG(ERROR,
+            "config file %s changed while it was checked; "
+            "refusing it",
+            path);
         rc = XLREAPER_ERROR_INVAL;
         goto out;
     }
@@ -384,7 +386,6 @@ static const char *escaped_n(const char *s, size_t n, size_t max, char *buf,
     return buf;
 }
 #define escaped(s, n, buf, size) escaped_n(s, n, ESCAPED_MAX, buf, size)
-
 
 /*
  * libxlutil numbers the newline token that ends line N as line N - 1
@@ -533,7 +534,6 @@ static unsigned key_seen(const key_walk *w, const char *key)
     return 0;
 }
 
-
 /*
  * A number as written: decimal digits only, no sign, no leading zero
  * (other than 0 itself), no quotes.  libxlutil reads numbers with
@@ -576,8 +576,8 @@ static int parse_decimal(xlreaper_ctx *ctx, const char *path,
     for (size_t i = 0; i < n; i++) {
         x = x * 10 + (unsigned)(v[i] - '0');
         if (x > (unsigned long long)k->max) {
-            LOG(ERROR, "%s:%u: %s = %s is too large (at most %ld)", path,
-                line, k->key, shown, k->max);
+            LOG(ERROR, "%s:%u: %s = %s is too large (at most %ld)", path, line,
+                k->key, shown, k->max);
             return XLREAPER_ERROR_INVAL;
         }
     }

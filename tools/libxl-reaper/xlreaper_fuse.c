@@ -131,8 +131,7 @@ fuse_abort_child(int wfd, void *arg)
     if (n < 0)
         xlreaper__child_fail(wfd, FUSE_UNSHARE, (int)-n, 0);
     /* Else a mount below a shared one would appear on the host too. */
-    n = xlreaper__raw6(SYS_mount, 0, (long)"/", 0, MS_REC | MS_PRIVATE, 0,
-                       0);
+    n = xlreaper__raw6(SYS_mount, 0, (long)"/", 0, MS_REC | MS_PRIVATE, 0, 0);
     if (n < 0)
         xlreaper__child_fail(wfd, FUSE_PRIVATE, (int)-n, 0);
     n = xlreaper__raw6(SYS_mount, (long)"fusectl", (long)FUSECTL_DIR,
@@ -206,12 +205,10 @@ int xlreaper__fuse_abort_uid(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
               (unsigned long)uid, fuse_step_name(rep.step));
         return XLREAPER_ERROR_FAIL;
     }
-    LOGD(ERROR, domid,
-         "aborting uid %lu's FUSE connections: the helper %s",
+    LOGD(ERROR, domid, "aborting uid %lu's FUSE connections: the helper %s",
          (unsigned long)uid,
-         end == XLREAPER__HELPER_TIMEOUT ? "missed its deadline"
-         : end == XLREAPER__HELPER_STOPPED
-             ? "was stopped"
-             : "ended without a report");
+         end == XLREAPER__HELPER_TIMEOUT   ? "missed its deadline"
+         : end == XLREAPER__HELPER_STOPPED ? "was stopped"
+                                           : "ended without a report");
     return XLREAPER_ERROR_FAIL;
 }

@@ -205,8 +205,8 @@ static void check_qemu(report *r, const char *path)
     /* The wrapper execs it as root. */
     rc = xlreaper_path_trust(path, 0, NULL, why, sizeof(why));
     if (rc) {
-        say(r, "qemu_path", false, "%s: %s: the wrapper runs it as root",
-            path, rc == 1 ? "absent" : why);
+        say(r, "qemu_path", false, "%s: %s: the wrapper runs it as root", path,
+            rc == 1 ? "absent" : why);
         return;
     }
     /* The wrapper refuses to exec itself: it would start again, until
@@ -291,8 +291,7 @@ static void check_lock_dir(report *r, const char *lock)
     dir = dirname(copy);
     if (stat(dir, &st) == 0) {
         if (!S_ISDIR(st.st_mode))
-            say(r, "lock_file", false, "%s: %s is not a directory", lock,
-                dir);
+            say(r, "lock_file", false, "%s: %s is not a directory", lock, dir);
         else
             say(r, "lock_file", true, "%s will be made (0600) in %s", lock,
                 dir);
@@ -324,9 +323,9 @@ out:
  * to allow). */
 static bool harmless_node(const char *name)
 {
-    static const char *const ok[] = { "null", "zero", "full",
+    static const char *const ok[] = { "null",   "zero",    "full",
                                       "random", "urandom", "tty",
-                                      "ptmx", "kmsg", NULL };
+                                      "ptmx",   "kmsg",    NULL };
 
     for (unsigned i = 0; ok[i]; i++)
         if (!strcmp(name, ok[i]))
@@ -337,11 +336,11 @@ static bool harmless_node(const char *name)
 /* May a DM uid (not the owner, perhaps of the group) open it at all? */
 static bool dm_may_open(const xlreaper_config *cfg, const struct stat *st)
 {
-    bool dm_group = cfg->dm_gid_mode == XLREAPER_GID_RANGE_BASE
-                        ? st->st_gid == cfg->range_base_gid
-                        : st->st_gid > cfg->dm_uid_base &&
-                              st->st_gid <=
-                                  cfg->dm_uid_base + xlreaper_max_domid();
+    bool dm_group =
+        cfg->dm_gid_mode == XLREAPER_GID_RANGE_BASE
+            ? st->st_gid == cfg->range_base_gid
+            : st->st_gid > cfg->dm_uid_base &&
+                  st->st_gid <= cfg->dm_uid_base + xlreaper_max_domid();
 
     return (st->st_mode & 006) || (dm_group && (st->st_mode & 060));
 }
@@ -382,8 +381,8 @@ static void check_devices(report *r, const xlreaper_config *cfg)
             !dm_may_open(cfg, &st))
             continue;
         if (others++ < NAMED_MAX && len < sizeof(named)) {
-            int n = snprintf(named + len, sizeof(named) - len, "%s/dev/%s %04o",
-                             len ? ", " : "", de->d_name,
+            int n = snprintf(named + len, sizeof(named) - len,
+                             "%s/dev/%s %04o", len ? ", " : "", de->d_name,
                              (unsigned)(st.st_mode & 07777));
             if (n > 0)
                 len += (size_t)n;
@@ -435,8 +434,7 @@ static void check_lock(report *r, const char *lock)
             "0600)",
             lock, (unsigned)(st.st_mode & 07777), (unsigned long)st.st_nlink);
     else
-        say(r, "lock_file", true, "%s exists, a root-owned file, 0600",
-            lock);
+        say(r, "lock_file", true, "%s exists, a root-owned file, 0600", lock);
 }
 
 typedef struct {

@@ -156,12 +156,11 @@ _hidden int xlreaper__cfg_each_key(const char *text, size_t len,
  * NUL-terminated: a bare token, a quoted string with its quotes, or a
  * list with its brackets), so that a number can be judged as written:
  * libxlutil reads "0500000" as octal and "\"5\"" as 5. */
-_hidden int xlreaper__cfg_each_value(const char *text, size_t len,
-                                     int (*fn)(void *arg, const char *key,
-                                               unsigned line,
-                                               const char *value,
-                                               size_t value_len),
-                                     void *arg);
+_hidden int
+xlreaper__cfg_each_value(const char *text, size_t len,
+                         int (*fn)(void *arg, const char *key, unsigned line,
+                                   const char *value, size_t value_len),
+                         void *arg);
 
 /* ---------- children that report (step, errno) to their parent ---------- */
 

@@ -156,8 +156,10 @@ static int open_lock_file(xlreaper_ctx *ctx, const char *path, int *fd_r)
     /* An existing file was judged before the open: the same one. */
     if (existed &&
         (st.st_dev != trusted.st_dev || st.st_ino != trusted.st_ino)) {
-        LOG(ERROR, "reaper lock %s changed while it was checked; "
-                   "refusing it", path);
+        LOG(ERROR,
+            "reaper lock %s changed while it was checked; "
+            "refusing it",
+            path);
         rc = XLREAPER_ERROR_FAIL;
         goto fail;
     }
@@ -207,24 +209,27 @@ static void describe_holder(int fd, char *buf, size_t n)
 
         if (sscanf(line, "%*s %*s %*s %*s %ld %x:%x:%llu", &pid, &maj, &min,
                    &ino) != 4 ||
-            ino != (unsigned long long)st.st_ino ||
-            maj != major(st.st_dev) || min != minor(st.st_dev))
+            ino != (unsigned long long)st.st_ino || maj != major(st.st_dev) ||
+            min != minor(st.st_dev))
             continue;
         if (pid <= 0) {
-            snprintf(buf, n, " (held through an open file description; "
-                             "no pid)");
+            snprintf(buf, n,
+                     " (held through an open file description; "
+                     "no pid)");
             break;
         }
         snprintf(proc, sizeof(proc), "/proc/%ld", pid);
         if (stat(proc, &pst) < 0)
             snprintf(buf, n, " (held by pid %ld)", pid);
         else if (pst.st_uid)
-            snprintf(buf, n, " (held by pid %ld, uid %lu: not root, not a "
-                             "reaper)",
+            snprintf(buf, n,
+                     " (held by pid %ld, uid %lu: not root, not a "
+                     "reaper)",
                      pid, (unsigned long)pst.st_uid);
         else
-            snprintf(buf, n, " (held by pid %ld, root's: another reaper, "
-                             "ours or libxl's)",
+            snprintf(buf, n,
+                     " (held by pid %ld, root's: another reaper, "
+                     "ours or libxl's)",
                      pid);
         break;
     }
@@ -282,8 +287,10 @@ again:
                 break;
             /* Removed or replaced while we waited: the lock is the
              * file the path names now. */
-            LOG(NOTICE, "reaper lock %s was replaced while we waited; "
-                        "taking it again", cfg->lock_file);
+            LOG(NOTICE,
+                "reaper lock %s was replaced while we waited; "
+                "taking it again",
+                cfg->lock_file);
             close(fd);
             fd = -1;
             if (ino >= 0)
@@ -293,8 +300,9 @@ again:
             if (xlreaper__now_us() >= deadline) {
                 rc = XLREAPER_ERROR_LOCK_TIMEOUT;
                 if (!quiet)
-                    LOG(ERROR, "timed out after %u ms waiting for the "
-                               "reaper lock %s",
+                    LOG(ERROR,
+                        "timed out after %u ms waiting for the "
+                        "reaper lock %s",
                         cfg->lock_timeout_ms, cfg->lock_file);
                 goto fail;
             }
@@ -313,8 +321,9 @@ again:
                 char holder[160];
 
                 describe_holder(fd, holder, sizeof(holder));
-                LOG(ERROR, "timed out after %u ms waiting for the reaper "
-                           "lock %s%s",
+                LOG(ERROR,
+                    "timed out after %u ms waiting for the reaper "
+                    "lock %s%s",
                     cfg->lock_timeout_ms, cfg->lock_file,
                     holder[0] ? holder
                               : " (another reaper, ours or libxl's, holds "

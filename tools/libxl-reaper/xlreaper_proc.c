@@ -230,7 +230,8 @@ static void read_wchan(int dirfd, const char *rel, xlreaper_task *t)
         sym += strspn(sym + 1, " ") + 1;
         n = strcspn(sym, "+ \n");
         if (!n || (size_t)(end - sym) < n || strstr(sym, "schedule") == sym ||
-            !strncmp(sym, "__schedule", 10) || !strncmp(sym, "io_schedule", 11))
+            !strncmp(sym, "__schedule", 10) ||
+            !strncmp(sym, "io_schedule", 11))
             continue;
         if (n >= sizeof(t->wchan))
             n = sizeof(t->wchan) - 1;

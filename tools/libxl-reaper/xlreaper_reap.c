@@ -443,8 +443,9 @@ static bool stuck_remedy_due(const xlreaper_reap_result *res,
 
     for (unsigned i = 0; i < res->stuck.num; i++)
         killed |= res->stuck.tasks[i].kill_pending;
-    return killed && !r->failed && (!r->last_us || r->aborted ||
-                      xlreaper__now_us() >= r->last_us + STUCK_REMEDY_EVERY_US);
+    return killed && !r->failed &&
+           (!r->last_us || r->aborted ||
+            xlreaper__now_us() >= r->last_us + STUCK_REMEDY_EVERY_US);
 }
 
 /* ---------- the rounds ---------- */

@@ -85,8 +85,10 @@ int xlreaper__acl_others_write(const void *xattr, size_t len, gid_t gid,
     bool has_mask = false;
 
     if (len < 4 || (len - 4) % 8 || le(p, 4) != ACL_VERSION) {
-        why_set(why, why_size, "has an ACL that cannot be read "
-                "(%zu bytes)", len);
+        why_set(why, why_size,
+                "has an ACL that cannot be read "
+                "(%zu bytes)",
+                len);
         return -1;
     }
     entries = (unsigned)((len - 4) / 8);
@@ -107,8 +109,7 @@ int xlreaper__acl_others_write(const void *xattr, size_t len, gid_t gid,
         switch (tag) {
         case ACL_USER_OBJ:
         case ACL_MASK:
-        case ACL_OTHER: /* the mode's own bits: judged from the mode */
-            break;
+        case ACL_OTHER: /* the mode's own bits: judged from the mode */ break;
         case ACL_USER:
             if ((perm & mask & ACL_WRITE) && !owner_trusted((uid_t)id)) {
                 why_set(why, why_size,
@@ -134,8 +135,7 @@ int xlreaper__acl_others_write(const void *xattr, size_t len, gid_t gid,
             }
             break;
         default:
-            why_set(why, why_size, "has an ACL entry of unknown tag %#x",
-                    tag);
+            why_set(why, why_size, "has an ACL entry of unknown tag %#x", tag);
             return -1;
         }
     }
@@ -150,8 +150,7 @@ int xlreaper__acl_others_write(const void *xattr, size_t len, gid_t gid,
 static int judge(const char *name, const struct stat *st, bool inner,
                  char *why, size_t n)
 {
-    bool sticky_dir = inner && S_ISDIR(st->st_mode) &&
-                      (st->st_mode & S_ISVTX);
+    bool sticky_dir = inner && S_ISDIR(st->st_mode) && (st->st_mode & S_ISVTX);
     unsigned char acl[ACL_MAX_BYTES];
     char acl_why[160];
     ssize_t len;

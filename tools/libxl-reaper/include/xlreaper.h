@@ -55,7 +55,8 @@
 #define XLREAPER_ERROR_REMAIN        -5 /* live tasks remain: see result */
 #define XLREAPER_ERROR_BUSY          -6 /* the DM uid still has tasks */
 #define XLREAPER_ERROR_PERM          -7 /* needs root */
-#define XLREAPER_ERROR_STUCK         -8 /* tasks stuck in D state with
+#define XLREAPER_ERROR_STUCK                                                  \
+    -8 /* tasks stuck in D state with
                                          * SIGKILL pending remain, and
                                          * nothing could end them: see
                                          * result */
@@ -369,13 +370,13 @@ uint64_t xlreaper_lock_wait_us(const xlreaper_lock *lock);
 /* ---------- reaping ---------- */
 
 typedef enum {
-    XLREAPER_OUTCOME_NONE = 0,   /* not reaped (an error before) */
-    XLREAPER_OUTCOME_EMPTY,      /* the kernel counts no task of uid */
-    XLREAPER_OUTCOME_ZOMBIES,    /* no live task; zombies wait for a
+    XLREAPER_OUTCOME_NONE = 0, /* not reaped (an error before) */
+    XLREAPER_OUTCOME_EMPTY,    /* the kernel counts no task of uid */
+    XLREAPER_OUTCOME_ZOMBIES,  /* no live task; zombies wait for a
                                   * parent outside the uid */
-    XLREAPER_OUTCOME_REMAIN,     /* live tasks remain (or /proc cannot
+    XLREAPER_OUTCOME_REMAIN,   /* live tasks remain (or /proc cannot
                                   * show what the kernel counts) */
-    XLREAPER_OUTCOME_STUCK,      /* tasks in D state with SIGKILL
+    XLREAPER_OUTCOME_STUCK,    /* tasks in D state with SIGKILL
                                   * pending remain (in stuck, with
                                   * their wchan), and nothing else but
                                   * zombies: killed, they cannot exit

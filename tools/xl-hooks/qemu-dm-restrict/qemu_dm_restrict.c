@@ -193,8 +193,7 @@ static int check_qemu(const char *path)
      * may replace it, or a directory above it, runs code as root. */
     rc = xlreaper_path_trust(path, 0, NULL, why, sizeof(why));
     if (rc) {
-        say("qemu_path %s: %s; refusing it", path,
-            rc == 1 ? "absent" : why);
+        say("qemu_path %s: %s; refusing it", path, rc == 1 ? "absent" : why);
         return -1;
     }
     if (stat("/proc/self/exe", &self) == 0 && self.st_dev == st.st_dev &&

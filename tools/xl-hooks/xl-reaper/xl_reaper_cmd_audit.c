@@ -307,15 +307,15 @@ static int prom_dir_check(const char *path)
     }
     dir = dirname(copy);
     if (stat(dir, &st) < 0)
-        xlr_error("audit --prometheus-file %s: %s: %s; nothing audited",
-                  path, dir, strerror(errno));
+        xlr_error("audit --prometheus-file %s: %s: %s; nothing audited", path,
+                  dir, strerror(errno));
     else if (!S_ISDIR(st.st_mode))
         xlr_error("audit --prometheus-file %s: %s is not a directory; "
                   "nothing audited",
                   path, dir);
     else if (access(dir, W_OK | X_OK) < 0)
-        xlr_error("audit --prometheus-file %s: %s: %s; nothing audited",
-                  path, dir, strerror(errno));
+        xlr_error("audit --prometheus-file %s: %s: %s; nothing audited", path,
+                  dir, strerror(errno));
     else
         r = 0;
     free(copy);

@@ -135,8 +135,7 @@ int xlr_exit_code(int rc)
     case XLREAPER_ERROR_REMAIN:
     case XLREAPER_ERROR_BUSY:
         return XLR_EXIT_REMAIN;
-    case XLREAPER_ERROR_STUCK:
-        return XLR_EXIT_STUCK;
+    case XLREAPER_ERROR_STUCK: return XLR_EXIT_STUCK;
     default:
         return XLR_EXIT_FAIL;
     }

@@ -92,8 +92,8 @@ typedef struct {
 } tee_logger;
 
 static void tee_vmessage(xentoollog_logger *logger, xentoollog_level level,
-                         int errnoval, const char *context,
-                         const char *format, va_list al)
+                         int errnoval, const char *context, const char *format,
+                         va_list al)
 {
     tee_logger *t = (tee_logger *)logger;
     va_list copy;

@@ -367,7 +367,8 @@ int main(int argc, char **argv)
     int opt, ret = XLRD_EXIT_FAIL, rc;
 
     opterr = 0; /* one line of our own, "xl-reaperd: error: ..." */
-    while ((opt = getopt_long(argc, argv, "+:c:e:r:s:vhV", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+:c:e:r:s:vhV", opts, NULL)) !=
+           -1) {
         switch (opt) {
         case 'c':
             d.config_path = optarg;
@@ -376,12 +377,8 @@ int main(int argc, char **argv)
         case 'e':
             d.events_path = optarg;
             break;
-        case 'r':
-            d.run_dir = optarg;
-            break;
-        case 's':
-            d.state_dir = optarg;
-            break;
+        case 'r': d.run_dir = optarg; break;
+        case 's': d.state_dir = optarg; break;
         case 'v':
             level = level == XTL_NOTICE ? XTL_INFO : XTL_DEBUG;
             break;
@@ -477,8 +474,7 @@ int main(int argc, char **argv)
         ret = rc;
         goto out;
     }
-    if (xlrd_sweep_alloc(&d.periodic) < 0 ||
-        xlrd_sweep_alloc(&d.census) < 0) {
+    if (xlrd_sweep_alloc(&d.periodic) < 0 || xlrd_sweep_alloc(&d.census) < 0) {
         XLRD_LOG(&d, ERROR, "out of memory");
         goto out;
     }

@@ -105,14 +105,14 @@ typedef struct {
     int write_errno;                     /* of the last write, 0: ok */
     char failed_path[256];               /* of the failure last logged */
     unsigned long long events_written;
-    unsigned long long events_dropped;   /* the queue was full */
+    unsigned long long events_dropped; /* the queue was full */
     unsigned long long event_write_errors;
-    unsigned long long intents_redone;   /* after a crash */
+    unsigned long long intents_redone; /* after a crash */
 } xlrd_metrics;
 
 /* An event waiting to be written. */
 typedef struct {
-    char *line;      /* one whole line, newline included */
+    char *line; /* one whole line, newline included */
     size_t len;
     uint64_t intent; /* its intent record, ended once it is written */
 } xlrd_event;
@@ -133,8 +133,8 @@ typedef struct {
     bool adopt;        /* an earlier run's "A": alive or dead is for
                         * the first list to say */
     uint8_t intent_trigger, intent_cand; /* what that record says */
-    uint64_t reaped_us; /* the last reap's verdict */
-    unsigned failures; /* reaps in a row that left tasks alive */
+    uint64_t reaped_us;                  /* the last reap's verdict */
+    unsigned failures;    /* reaps in a row that left tasks alive */
     uint64_t next_try_us; /* backed off until then (failures > 0) */
 } xlrd_dom;
 
@@ -169,11 +169,11 @@ typedef struct {
     int events_fd;
     xlrd_event *queue; /* ring of XLRD_EVENTS_QUEUE_MAX */
     unsigned q_head, q_len;
-    int events_errno;        /* of the last failed write, 0: ok */
-    uint64_t next_flush_us;  /* a retry of the queue, 0: none */
+    int events_errno;       /* of the last failed write, 0: ok */
+    uint64_t next_flush_us; /* a retry of the queue, 0: none */
     const char *run_dir, *state_dir;
-    int run_fd;     /* holds the pid lock */
-    int intent_fd;  /* the intent journal */
+    int run_fd;    /* holds the pid lock */
+    int intent_fd; /* the intent journal */
     uint64_t last_intent;
     unsigned intents_open;
     uint64_t next_metrics_us;
@@ -194,7 +194,7 @@ typedef struct {
     xlrd_list_mode mode;
     libxl_ctx *lctx; /* XLRD_LIST_LIBXL only */
     xlrd_dom *doms;
-    bool *listed;    /* the list reconcile reads */
+    bool *listed; /* the list reconcile reads */
 
     /* work the loop has to do (set by watch events and by the loop) */
     bool reconcile_pending; /* list the domains: a birth or a death */
@@ -335,10 +335,10 @@ uint64_t xlrd_intent_alive(xlrd *d, uint32_t domid);
 void xlrd_intent_end(xlrd *d, uint64_t id);
 
 /* Why a uid is a candidate of a sweep (xlrd_sweep.cand). */
-#define XLRD_CAND_LIVE 1u    /* the census saw a live task */
-#define XLRD_CAND_ZOMBIE 2u  /* the census saw only zombies */
-#define XLRD_CAND_KERNEL 4u  /* the kernel counts a task */
-#define XLRD_CAND_RETRY 8u   /* an earlier reap had no verdict */
+#define XLRD_CAND_LIVE 1u   /* the census saw a live task */
+#define XLRD_CAND_ZOMBIE 2u /* the census saw only zombies */
+#define XLRD_CAND_KERNEL 4u /* the kernel counts a task */
+#define XLRD_CAND_RETRY 8u  /* an earlier reap had no verdict */
 
 typedef enum {
     XLRD_REAP_DONE,    /* a verdict: empty, or zombies only */

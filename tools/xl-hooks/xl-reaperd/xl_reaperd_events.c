@@ -116,9 +116,9 @@ void xlrd_events_flush(xlrd *d)
 
     while (d->q_len) {
         xlrd_event *ev = &d->queue[d->q_head];
-        int e = d->events_fd >= 0 ? xlrd_write_line(d->events_fd, ev->line,
-                                                    ev->len, true)
-                                  : 0;
+        int e = d->events_fd >= 0
+                    ? xlrd_write_line(d->events_fd, ev->line, ev->len, true)
+                    : 0;
 
         if (e) {
             if (e != d->events_errno) {
@@ -146,7 +146,8 @@ void xlrd_events_flush(xlrd *d)
         written++;
     }
     if (d->events_errno && written)
-        XLRD_LOG(d, NOTICE, "events file %s: written again (%u queued event%s)",
+        XLRD_LOG(d, NOTICE,
+                 "events file %s: written again (%u queued event%s)",
                  d->events_path, written, written == 1 ? "" : "s");
     d->events_errno = 0;
     d->next_flush_us = 0;

@@ -35,11 +35,7 @@ static const char *const trigger_names[XLRD_TRIGGERS] = {
 };
 
 static const char *const outcome_names[XLRD_REAP_OUTCOMES] = {
-    "empty",
-    "zombies",
-    "remain",
-    "stuck",
-    "error",
+    "empty", "zombies", "remain", "stuck", "error",
 };
 
 static const char *const sweep_names[XLRD_SWEEP_KINDS] = {
@@ -86,12 +82,8 @@ void xlrd_metrics_reap(xlrd *d, xlrd_trigger trig, uint32_t domid,
     case XLREAPER_OUTCOME_REMAIN:
         o = 2;
         break;
-    case XLREAPER_OUTCOME_STUCK:
-        o = 3;
-        break;
-    default:
-        o = 4;
-        break;
+    case XLREAPER_OUTCOME_STUCK: o = 3; break;
+    default: o = 4; break;
     }
     m->reaps[trig][o]++;
     observe(&m->reap_duration[trig], (double)res->duration_us / 1e6);

@@ -77,9 +77,9 @@ static void emit(xlrd *d, xlrd_trigger trig, uint32_t domid,
     if (d->doms[domid].kill_uid)
         snprintf(kuid, sizeof(kuid), "%u", d->doms[domid].kill_uid);
     if (trig == XLRD_TRIGGER_RELEASE && d->doms[domid].event_us)
-        snprintf(extra, sizeof(extra), "\"event_us\":%llu,",
-                 (unsigned long long)(xlrd_now_us() -
-                                      d->doms[domid].event_us));
+        snprintf(
+            extra, sizeof(extra), "\"event_us\":%llu,",
+            (unsigned long long)(xlrd_now_us() - d->doms[domid].event_us));
     if (intent)
         snprintf(ids, sizeof(ids), "\"intent\":%llu,%s",
                  (unsigned long long)intent,
@@ -204,12 +204,11 @@ static xlrd_reap_status reap_locked(xlrd *d, xlreaper_lock *lock,
      * kill, and a uid that stays stuck holds nobody up while it is
      * waited for (the reap marks the uid, so that no spawn starts a DM
      * in it meanwhile: xlreaper_lock.c). */
-    rc = xlreaper_reap_flags(d->ctx, lock, domid,
-                             XLREAPER_REAP_LOCK_ROUNDS |
-                                 (trig == XLRD_TRIGGER_RELEASE
-                                      ? XLREAPER_REAP_WAIT_EMPTY
-                                      : 0),
-                             &res);
+    rc = xlreaper_reap_flags(
+        d->ctx, lock, domid,
+        XLREAPER_REAP_LOCK_ROUNDS |
+            (trig == XLRD_TRIGGER_RELEASE ? XLREAPER_REAP_WAIT_EMPTY : 0),
+        &res);
     done = !rc && (res.outcome == XLREAPER_OUTCOME_EMPTY ||
                    res.outcome == XLREAPER_OUTCOME_ZOMBIES);
     if (trig != XLRD_TRIGGER_RELEASE && !rc) {
@@ -221,15 +220,13 @@ static xlrd_reap_status reap_locked(xlrd *d, xlreaper_lock *lock,
          * alive, and zombies are all that is left) are not a reap:
          * their death was reported when it happened. */
         bool nothing =
-            (res.was_empty &&
-             !(cand & (XLRD_CAND_LIVE | XLRD_CAND_KERNEL))) ||
+            (res.was_empty && !(cand & (XLRD_CAND_LIVE | XLRD_CAND_KERNEL))) ||
             (res.outcome == XLREAPER_OUTCOME_ZOMBIES &&
              (cand & XLRD_CAND_ZOMBIE) && !(cand & XLRD_CAND_LIVE));
         report = !nothing;
     }
     if (done) {
-        d->doms[domid].zombies_only =
-            res.outcome == XLREAPER_OUTCOME_ZOMBIES;
+        d->doms[domid].zombies_only = res.outcome == XLREAPER_OUTCOME_ZOMBIES;
         d->doms[domid].reaped_us = xlrd_now_us();
     }
     if (report) {
@@ -296,15 +293,12 @@ static xlrd_reap_status reap_domid(xlrd *d, uint32_t domid, xlrd_trigger trig,
         switch (st) {
         case XLRD_REAP_DONE:
         case XLRD_REAP_FAILED: /* retry is set: a sweep takes it on */
-        case XLRD_REAP_NOLOCK:
-            forget(d, domid);
-            break;
+        case XLRD_REAP_NOLOCK: forget(d, domid); break;
         case XLRD_REAP_ALIVE: /* a new domain: learnt afresh */
             forget(d, domid);
             learn(d, domid);
             break;
-        case XLRD_REAP_UNKNOWN: /* still known alive: asked again */
-            break;
+        case XLRD_REAP_UNKNOWN: /* still known alive: asked again */ break;
         }
     }
     return st;

@@ -81,8 +81,8 @@ int xlrd_run_lock(xlrd *d)
         return XLRD_EXIT_USAGE;
     }
     snprintf(path, sizeof(path), "%s/" PID_FILE, d->run_dir);
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
-              0644);
+    fd =
+        open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
     if (fd < 0) {
         XLRD_LOGE(d, ERROR, "opening %s", path);
         return XLRD_EXIT_FAIL;
@@ -203,8 +203,11 @@ static record *parse(const xlrd *d, char *text, size_t len, unsigned *num_r)
                     break;
                 r = nr;
             }
-            r[num++] = (record){ .id = id, .domid = domid, .trig = trig,
-                                 .cand = cand, .open = true };
+            r[num++] = (record){ .id = id,
+                                 .domid = domid,
+                                 .trig = trig,
+                                 .cand = cand,
+                                 .open = true };
         } else if (sscanf(p, "E %llu", &id) == 1) {
             for (unsigned i = 0; i < num; i++)
                 if (r[i].id == id)
@@ -264,8 +267,8 @@ static int rewrite(xlrd *d, const record *r, unsigned num)
 
     snprintf(path, sizeof(path), "%s/" JOURNAL, d->state_dir);
     snprintf(tmp, sizeof(tmp), "%s/" JOURNAL_NEW, d->state_dir);
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
-              0600);
+    fd =
+        open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
         return -1;
     for (unsigned i = 0; i < num; i++) {

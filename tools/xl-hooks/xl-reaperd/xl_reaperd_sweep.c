@@ -230,14 +230,9 @@ static void reap_step(xlrd *d, xlrd_sweep *s)
 bool xlrd_sweep_step(xlrd *d, xlrd_sweep *s)
 {
     switch (s->phase) {
-    case XLRD_SWEEP_KERNEL:
-        kernel_step(d, s);
-        break;
-    case XLRD_SWEEP_REAP:
-        reap_step(d, s);
-        break;
-    case XLRD_SWEEP_IDLE:
-        break;
+    case XLRD_SWEEP_KERNEL: kernel_step(d, s); break;
+    case XLRD_SWEEP_REAP: reap_step(d, s); break;
+    case XLRD_SWEEP_IDLE: break;
     }
     return s->phase != XLRD_SWEEP_IDLE;
 }

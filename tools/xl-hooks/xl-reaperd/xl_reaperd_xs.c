@@ -61,8 +61,8 @@ static bool socket_trusted(xlrd *d)
 
     if (!p)
         return true;
-    rc = xlreaper_path_trust(p, XLREAPER_TRUST_ANY_TYPE, &st, why,
-                             sizeof(why));
+    rc =
+        xlreaper_path_trust(p, XLREAPER_TRUST_ANY_TYPE, &st, why, sizeof(why));
     if (rc == 1)
         return true; /* not there yet: xs_open will fail */
     if (!rc && !S_ISSOCK(st.st_mode) && !S_ISCHR(st.st_mode)) {
@@ -70,8 +70,8 @@ static bool socket_trusted(xlrd *d)
         rc = XLREAPER_ERROR_PERM;
     }
     if (rc) {
-        XLRD_LOG(d, ERROR, "XENSTORED_PATH %s: %s; refusing it, stopping",
-                 p, why);
+        XLRD_LOG(d, ERROR, "XENSTORED_PATH %s: %s; refusing it, stopping", p,
+                 why);
         d->stop = true;
         d->exit_code = XLRD_EXIT_USAGE;
         return false;

@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -60,7 +62,7 @@ typedef struct {
     long xs_pid;
     uint64_t forks; /* forks hook: constant, or counting */
     bool forks_move;
-    pid_t procs[8]; /* ours to kill and wait for */
+    pid_t procs[40]; /* ours to kill and wait for */
     unsigned nprocs;
     const char *setid_roots[2]; /* the setid walk: this fixture's dir */
     pid_t nursery;       /* ours to stop, after reaping... */
@@ -191,7 +193,8 @@ typedef struct {
     const char *argv_domid; /* -xen-domid's value; NULL: domid */
     bool no_domid_arg;
     bool ambient_cap;     /* keep CAP_NET_BIND_SERVICE across execve */
-    bool userns;          /* a user namespace of its own (unmapped) */
+    bool share_ns;        /* keep the mount and IPC namespaces (libxl
+                           * unshares them for every restricted DM) */
     const char *extra[8]; /* more arguments, after -xen-domid */
 } dm_spec;
 
@@ -236,6 +239,8 @@ static pid_t start_dm(fx *f, const dm_spec *s)
             child_fail(p[1]);
         if (s->open_path && open(s->open_path, O_RDONLY | O_NOCTTY) < 0)
             child_fail(p[1]);
+        if (!s->share_ns && unshare(CLONE_NEWNS | CLONE_NEWIPC) < 0)
+            child_fail(p[1]);
         if (s->chroot_dir && (chroot(s->chroot_dir) < 0 || chdir("/") < 0))
             child_fail(p[1]);
         /* Every limit the config asks a spawn to set (issue 4), as the
@@ -276,8 +281,6 @@ static pid_t start_dm(fx *f, const dm_spec *s)
         /* Cleared by the change of ids: set it now. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (!s->no_nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-            child_fail(p[1]);
-        if (s->userns && unshare(CLONE_NEWUSER) < 0)
             child_fail(p[1]);
         syscall(SYS_execveat, exe, "", argv, (char *[]){ NULL },
                 AT_EMPTY_PATH);
@@ -442,8 +445,12 @@ static void test_clean_passes(void **state)
     expect(res, "caps", LIVE, PASS, NULL);
     expect(res, "groups", LIVE, PASS, "no supplementary group");
     expect(res, "no_new_privs", LIVE, PASS, NULL);
-    expect(res, "userns", LIVE, PASS, "in the host's user namespace");
-    expect(res, "cmdline", LIVE, PASS, "-xen-domid 3 matches");
+    /* No record of root's: the DM's own line is not read. */
+    expect(res, "record", LIVE, SKIP, "no record of root's");
+    expect(res, "cmdline", LIVE, SKIP, "not read");
+    expect(res, "seccomp", LIVE, SKIP, "no record of root's");
+    expect(res, "namespaces", LIVE, PASS, "its own mount, IPC namespaces");
+    expect(res, "deadline", D, PASS, "every check made within");
     expect(res, "rlimits", LIVE, PASS,
            "NPROC 64/64, NOFILE 4096/4096, FSIZE 262144/262144, CORE 0/0, "
            "MSGQUEUE 0/0, LOCKS 0/0, MEMLOCK 0/0");
@@ -508,33 +515,6 @@ static void test_no_new_privs(void **state)
     start_dm(f, &(dm_spec){ .domid = LIVE, .no_nnp = true });
     res = run(f, 0);
     expect(res, "no_new_privs", LIVE, FAIL, "NoNewPrivs is 0");
-    expect_only_failures(res, fails);
-}
-
-/* A DM in a user namespace of its own is root there: it could mount
- * FUSE and make its own tasks unkillable. */
-static void test_user_namespace(void **state)
-{
-    fx *f = *state;
-    static const char *const fails[] = { "userns", NULL };
-    const xlreaper_audit_result *res;
-    pid_t pid = fork();
-    int status;
-
-    /* Can the uid make one here at all? */
-    assert_true(pid >= 0);
-    if (pid == 0)
-        _exit(syscall(SYS_setresuid, BASE + LIVE, BASE + LIVE, BASE + LIVE) ||
-              unshare(CLONE_NEWUSER));
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-        print_message("[  SKIPPED ] the host refuses the uid a user "
-                      "namespace: no DM can live in one here\n");
-        skip();
-    }
-    start_dm(f, &(dm_spec){ .domid = LIVE, .userns = true });
-    res = run(f, 0);
-    expect(res, "userns", LIVE, FAIL, "not the host's");
     expect_only_failures(res, fails);
 }
 
@@ -604,22 +584,78 @@ static void test_configured_limit(void **state)
     expect_only_failures(res, fails);
 }
 
-static void test_cmdline_domid(void **state)
+/* Root's record of domid's DM pid: argv (NULL ended), its root. */
+static void record(fx *f, uint32_t domid, pid_t pid, const char *root,
+                   const char *const *argv)
+{
+    xlreaper__dmrec r = {
+        .domid = domid, .pid = pid, .nnp = true, .unshare_ns = true
+    };
+    xlreaper__sb sb = { 0 };
+
+    r.uid = BASE + domid;
+    r.gid = BASE + domid;
+    r.root = (char *)root;
+    r.path = "/usr/bin/qemu-system-i386";
+    r.rl[0].resource = RLIMIT_NPROC;
+    r.rl[0].limit = 64;
+    r.num_rl = 1;
+    assert_int_equal(xlreaper__proc_starttime(pid, &r.start), 0);
+    for (; *argv; argv++) {
+        xlreaper__sb_printf(&sb, "%s", *argv);
+        xlreaper__sb_printf(&sb, "%c", 1);
+        sb.buf[sb.len - 1] = '\0';
+    }
+    assert_false(sb.oom);
+    r.argv = sb.buf;
+    r.argv_len = sb.len;
+    assert_int_equal(xlreaper__dmrec_write(f->ctx, &r), 0);
+    xlreaper__sb_dispose(&sb);
+}
+
+/* What the DM says of itself is not read: a DM that names another
+ * domain in its argv is judged by root's record, and without one its
+ * line is not evidence either way. */
+static void test_cmdline_from_record(void **state)
 {
     fx *f = *state;
     static const char *const fails[] = { "cmdline", NULL };
     const xlreaper_audit_result *res;
+    pid_t dm;
 
-    start_dm(f, &(dm_spec){ .domid = LIVE, .argv_domid = "4" });
+    dm = start_dm(f, &(dm_spec){ .domid = LIVE, .argv_domid = "4" });
+    res = run(f, 0);
+    expect(res, "cmdline", LIVE, SKIP, "not read");
+    assert_int_equal(xlreaper_audit_verdict(res), PASS);
+
+    record(f, LIVE, dm, NULL,
+           (const char *const[]){ "qemu", "-xen-domid", "4", NULL });
+    res = run(f, 0);
+    expect(res, "record", LIVE, PASS, "expected values from root's record");
+    expect(res, "cmdline", LIVE, FAIL,
+           "root's record of what it exec'd has 1 -xen-domid option (the "
+           "last says 4), not exactly domid 3");
+    expect_only_failures(res, fails);
+
+    record(f, LIVE, dm, NULL,
+           (const char *const[]){ "qemu", "-xen-domid", "3", "-run-with",
+                                  "user=6000004:6000004", NULL });
     res = run(f, 0);
     expect(res, "cmdline", LIVE, FAIL,
-           "-xen-domid 4, but it runs under domid 3's uid 6000003");
-    expect_only_failures(res, fails);
-    stop_procs(f);
+           "the last -run-with user=6000004:6000004; domid 3's uid is "
+           "6000003");
 
-    start_dm(f, &(dm_spec){ .domid = LIVE, .no_domid_arg = true });
+    record(f, LIVE, dm, NULL,
+           (const char *const[]){ "qemu", "-xen-domid", "3",
+                                  "-xen-domid-restrict", "-runas",
+                                  "6000003:6000000", NULL });
     res = run(f, 0);
-    expect(res, "cmdline", LIVE, FAIL, "no -xen-domid on its command line");
+    expect(res, "cmdline", LIVE, PASS,
+           "-xen-domid 3, -xen-domid-restrict; -runas 6000003:6000000 "
+           "(root's record");
+    expect(res, "seccomp", LIVE, SKIP, "says no filter was installed");
+    expect(res, "chroot", LIVE, SKIP, "none asked (root's record)");
+    assert_int_equal(xlreaper_audit_verdict(res), PASS);
 }
 
 /* Stand-in Xen nodes: the audit knows them by device numbers (or
@@ -713,7 +749,8 @@ static void test_chroot(void **state)
     start_dm(f, &(dm_spec){ .domid = LIVE, .chroot_dir = root });
     res = run(f, 0);
     expect(res, "chroot", LIVE, PASS, "root is ");
-    expect(res, "chroot", LIVE, PASS, "qemu-root-3 (from chroot_base)");
+    expect(res, "chroot", LIVE, PASS,
+           "qemu-root-3 (from chroot_base, libxl's convention)");
     stop_procs(f);
 
     start_dm(f, &(dm_spec){ .domid = LIVE });
@@ -723,52 +760,378 @@ static void test_chroot(void **state)
     free(root);
 }
 
-/* libxl 4.20's DM line: -run-with chroot= and user=, read as 4.17's
- * -chroot and -runas are. */
-static void test_libxl420_cmdline(void **state)
+/* The spawn writes root's record (0600, root's), the audit takes its
+ * expected values from it, and the reap removes it. */
+static void test_spawn_record(void **state)
 {
     fx *f = *state;
-    static const char *const fails[] = { "cmdline", NULL };
+    xlreaper_spawn_plan *plan = NULL;
     const xlreaper_audit_result *res;
-    char *root, *chroot;
+    char prog[512], *path;
+    char *argv[] = { "fake_dm", "-xen-domid", "3", NULL };
+    xlreaper_reap_result rr;
+    struct stat st;
+    pid_t pid;
+
+    snprintf(prog, sizeof(prog), "%s/fake_dm", xlrt_progs_dir());
+    assert_int_equal(xlreaper_spawn_plan_new(f->ctx, LIVE, prog, argv, &plan),
+                     0);
+    assert_int_equal(xlreaper_spawn(f->ctx, plan, 0, &pid, NULL), 0);
+    xlreaper_spawn_plan_free(plan);
+    f->procs[f->nprocs++] = pid;
+    path = xlreaper__dmrec_path(f->ctx->cfg, LIVE);
+    assert_non_null(path);
+    assert_int_equal(lstat(path, &st), 0);
+    assert_true(S_ISREG(st.st_mode));
+    assert_int_equal(st.st_uid, 0);
+    assert_int_equal(st.st_mode & 07777, 0600);
+
+    res = run(f, 0);
+    expect(res, "record", LIVE, PASS, "expected values from root's record");
+    expect(res, "dm", LIVE, PASS, "(from root's record)");
+    expect(res, "cmdline", LIVE, PASS, "-xen-domid 3 (root's record");
+    expect(res, "seccomp", LIVE, PASS, "a seccomp filter in every thread");
+    expect(res, "rlimits", LIVE, PASS, "NPROC 64/64");
+    assert_int_equal(xlreaper_audit_verdict(res), PASS);
+
+    xlreaper_reap_result_init(&rr);
+    assert_int_equal(xlreaper_reap(f->ctx, NULL, LIVE, &rr), 0);
+    xlreaper_reap_result_dispose(&rr);
+    assert_int_equal(lstat(path, &st), -1);
+    assert_int_equal(errno, ENOENT);
+    free(path);
+}
+
+/* A DM not in its chroot that rewrote its argv to say "-chroot /":
+ * the expected root comes from root's record, else from chroot_base,
+ * never from the DM. */
+static void test_lying_chroot(void **state)
+{
+    fx *f = *state;
+    static const char *const fails[] = { "chroot", NULL };
+    const xlreaper_audit_result *res;
+    char *root;
+    pid_t dm;
 
     assert_true(asprintf(&root, "%s/qemu-root-%u", f->dir, LIVE) > 0);
     assert_int_equal(mkdir(root, 0755), 0);
-    assert_true(asprintf(&chroot, "chroot=%s", root) > 0);
+    f->h.chroot_base = f->dir;
 
-    start_dm(f,
-             &(dm_spec){ .domid = LIVE,
-                         .chroot_dir = root,
-                         .extra = { "-xen-domid-restrict", "-run-with", chroot,
-                                    "-run-with", "user=6000003:6000003" } });
+    dm = start_dm(f, &(dm_spec){ .domid = LIVE,
+                                 .extra = { "-chroot", "/", "-runas",
+                                            "6000003:6000000" } });
     res = run(f, 0);
-    expect(res, "cmdline", LIVE, PASS,
-           "-xen-domid 3 matches the uid; -xen-domid-restrict; -run-with "
-           "user=6000003:6000003");
-    expect(res, "chroot", LIVE, PASS, "(from its -run-with chroot=)");
-    stop_procs(f);
-
-    /* 4.17's spelling, the same verdicts. */
-    start_dm(f, &(dm_spec){ .domid = LIVE,
-                            .chroot_dir = root,
-                            .extra = { "-chroot", root, "-runas",
-                                       "6000003:6000000" } });
-    res = run(f, 0);
-    expect(res, "cmdline", LIVE, PASS, "; -runas 6000003:6000000");
-    expect(res, "chroot", LIVE, PASS, "(from its -chroot)");
-    stop_procs(f);
-
-    /* A line naming another domain's uid, under this one's. */
-    start_dm(f,
-             &(dm_spec){ .domid = LIVE,
-                         .chroot_dir = root,
-                         .extra = { "-run-with", "user=6000004:6000004" } });
-    res = run(f, 0);
-    expect(res, "cmdline", LIVE, FAIL,
-           "-run-with user=6000004:6000004 on its command line, but domid "
-           "3's uid is 6000003");
+    expect(res, "chroot", LIVE, FAIL, "root is /, not ");
+    expect(res, "chroot", LIVE, FAIL,
+           "qemu-root-3 (from chroot_base, libxl's convention)");
     expect_only_failures(res, fails);
-    free(chroot);
+
+    /* Root's record names the root libxl asked for. */
+    record(f, LIVE, dm, root,
+           (const char *const[]){ "qemu", "-xen-domid", "3", "-chroot", root,
+                                  NULL });
+    res = run(f, 0);
+    expect(res, "chroot", LIVE, FAIL, "(from root's record)");
+    expect_only_failures(res, fails);
+    stop_procs(f);
+
+    /* In it, and recorded: a pass. */
+    dm = start_dm(f, &(dm_spec){ .domid = LIVE, .chroot_dir = root });
+    record(f, LIVE, dm, root,
+           (const char *const[]){ "qemu", "-xen-domid", "3", "-run-with",
+                                  "chroot=/elsewhere", NULL });
+    res = run(f, 0);
+    expect(res, "chroot", LIVE, PASS, "qemu-root-3 (from root's record)");
+    free(root);
+}
+
+/* ---------- a DM that holds its own mmap lock ---------- */
+
+typedef struct {
+    bool finished;
+    int status; /* of the first check about pid, -1 none */
+    char name[32];
+    char reason[512];
+    uint64_t duration_us;
+} bounded_run;
+
+/* The audit in a child of ours, waited for at most wait_ms: a hang
+ * fails the test rather than hanging it.  What it said of pid comes
+ * back, the worst line first. */
+static void run_bounded(fx *f, unsigned deadline_ms, unsigned dm_timeout_ms,
+                        pid_t pid, unsigned wait_ms, bounded_run *out)
+{
+    int p[2];
+    pid_t child;
+    uint64_t end;
+
+    memset(out, 0, sizeof(*out));
+    out->status = -1;
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        xlreaper_audit_opts o;
+        xlreaper_audit_result res;
+        bounded_run r = { .finished = true, .status = -1 };
+
+        close(p[0]);
+        xlreaper_audit_opts_init(&o);
+        o.xenstore_timeout_ms = 500;
+        o.deadline_ms = deadline_ms;
+        o.dm_timeout_ms = dm_timeout_ms;
+        xlreaper_audit_result_init(&res);
+        if (xlreaper__audit_run(f->ctx, &o, &f->h, &res))
+            _exit(1);
+        for (unsigned i = 0; i < res.num; i++) {
+            const xlreaper_audit_check *c = &res.checks[i];
+            if (c->pid != pid || (int)c->status <= r.status ||
+                c->status < XLREAPER_AUDIT_UNKNOWN)
+                continue;
+            r.status = (int)c->status;
+            snprintf(r.name, sizeof(r.name), "%s", c->name);
+            snprintf(r.reason, sizeof(r.reason), "%s", c->reason);
+        }
+        r.duration_us = res.duration_us;
+        if (getenv("XLR_TEST_LOG"))
+            dump(&res);
+        _exit(write(p[1], &r, sizeof(r)) == sizeof(r) ? 0 : 1);
+    }
+    close(p[1]);
+    end = xlreaper__now_us() + (uint64_t)wait_ms * 1000;
+    for (;;) {
+        struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+        uint64_t now = xlreaper__now_us();
+        int pr;
+
+        if (now >= end)
+            break;
+        pr = poll(&pfd, 1, (int)((end - now) / 1000 + 1));
+        if (pr > 0) {
+            if (read(p[0], out, sizeof(*out)) != sizeof(*out))
+                memset(out, 0, sizeof(*out));
+            break;
+        }
+    }
+    close(p[0]);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+}
+
+/*
+ * The attack of issue 24: a DM thread maps a direct-I/O FUSE file of
+ * its own while a page of it is locked by a read the DM never answers,
+ * so it holds its own mmap lock and every read of its cmdline blocks.
+ * The audit used to read cmdline and hung for good; it must now judge
+ * that DM within its deadline.  And a read that does block (one forced
+ * into the reader through a test hook) is "could not check" within the
+ * per-process deadline.
+ */
+static void test_mmap_locked_dm(void **state)
+{
+    fx *f = *state;
+    char *fusedev, *mnt, prog[512], uid[16], line[64] = "";
+    bounded_run r;
+    int out[2];
+    pid_t server, dm, reader;
+    ssize_t n = 0;
+
+    assert_true(asprintf(&fusedev, "%s/fuse", f->dir) > 0);
+    assert_true(asprintf(&mnt, "%s/mnt", f->dir) > 0);
+    /* Our own node: the host's /dev/fuse may be root's alone. */
+    if (mknod(fusedev, S_IFCHR | 0666, makedev(10, 229)) < 0 ||
+        access("/proc/filesystems", R_OK) < 0) {
+        free(fusedev);
+        free(mnt);
+        skip();
+    }
+    assert_int_equal(mkdir(mnt, 0755), 0);
+    snprintf(prog, sizeof(prog), "%s/mmap_locker", xlrt_progs_dir());
+    snprintf(uid, sizeof(uid), "%u", BASE + LIVE);
+    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
+    server = fork();
+    assert_true(server >= 0);
+    if (server == 0) {
+        dup2(out[1], 1);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        execl(prog, prog, fusedev, mnt, uid, uid, (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    f->procs[f->nprocs++] = server;
+    {
+        struct pollfd pfd = { .fd = out[0], .events = POLLIN };
+        if (poll(&pfd, 1, 5000) == 1)
+            n = read(out[0], line, sizeof(line) - 1);
+    }
+    close(out[0]);
+    if (n <= 0 || sscanf(line, "pid %d", &dm) != 1) {
+        fprintf(stderr, "skip: mmap_locker could not make the attack "
+                        "(no FUSE mount here?)\n");
+        stop_procs(f);
+        umount2(mnt, MNT_DETACH);
+        free(fusedev);
+        free(mnt);
+        skip();
+    }
+
+    /* The attack holds: its cmdline does not answer. */
+    reader = fork();
+    assert_true(reader >= 0);
+    if (reader == 0) {
+        char path[64], buf[64];
+        int fd;
+        snprintf(path, sizeof(path), "/proc/%d/cmdline", dm);
+        fd = open(path, O_RDONLY);
+        _exit(fd >= 0 && read(fd, buf, sizeof(buf)) >= 0 ? 0 : 1);
+    }
+    usleep(500000);
+    if (waitpid(reader, NULL, WNOHANG) == reader) {
+        fprintf(stderr, "skip: the kernel answered the mmap-locked DM's "
+                        "cmdline: no attack to defend against here\n");
+        stop_procs(f);
+        umount2(mnt, MNT_DETACH);
+        free(fusedev);
+        free(mnt);
+        skip();
+    }
+    kill(reader, SIGKILL); /* the wait is killable */
+    waitpid(reader, NULL, 0);
+
+    /* Judged (no_new_privs: the locker sets none) within its deadline. */
+    run_bounded(f, 4000, 2000, dm, 15000, &r);
+    if (!r.finished)
+        fail_msg("the audit of an mmap-locked DM did not finish in 15 s");
+    assert_true(r.duration_us < 4000 * 1000);
+    if (r.status < (int)UNKNOWN)
+        fail_msg("the mmap-locked DM (pid %d) was not reported", dm);
+
+    /* A read that blocks, put into the reader: could not check. */
+    f->h.facts_first = "cmdline";
+    run_bounded(f, 6000, 1000, dm, 15000, &r);
+    f->h.facts_first = NULL;
+    if (!r.finished)
+        fail_msg("the audit did not finish in 15 s");
+    assert_true(r.duration_us < 6000 * 1000);
+    assert_true(r.status >= (int)UNKNOWN);
+    if (!strstr(r.reason, "did not answer within") ||
+        !strstr(r.reason, "a test's extra read"))
+        fail_msg("pid %d: %s: \"%s\", want its /proc not answering", dm,
+                 r.name, r.reason);
+
+    stop_procs(f); /* the server: the connection aborts, the DM dies */
+    for (int i = 0; i < 500 && kill(dm, 0) == 0; i++)
+        usleep(10000);
+    umount2(mnt, MNT_DETACH);
+    free(fusedev);
+    free(mnt);
+}
+
+/* 16 processes of the uid with lower pids and no_new_privs do not hide
+ * a 17th without it: every process of the uid is checked, and without
+ * a record or xenstore nothing says which is the DM. */
+static void test_seventeenth_process(void **state)
+{
+    fx *f = *state;
+    const xlreaper_audit_result *res;
+    bool found = false;
+    pid_t last;
+
+    for (int i = 0; i < 16; i++)
+        start_dm(f, &(dm_spec){ .domid = LIVE });
+    last = start_dm(f, &(dm_spec){ .domid = LIVE, .no_nnp = true });
+    res = run(f, 0);
+    expect(res, "dm", LIVE, PASS, "17 processes under its uid");
+    for (unsigned i = 0; i < res->num; i++)
+        found |= !strcmp(res->checks[i].name, "no_new_privs") &&
+                 res->checks[i].pid == last && res->checks[i].status == FAIL;
+    if (!found) {
+        dump(res);
+        fail_msg("the 17th process (pid %ld) was not judged", (long)last);
+    }
+    expect(res, "tenant", LIVE, FAIL, "one of 17 processes");
+    assert_int_equal(xlreaper_audit_verdict(res), FAIL);
+}
+
+/* A process jailed as XSA-443's restricted pygrub: the uid, RLIMIT_NPROC
+ * 0, a bounded RLIMIT_AS, its own mount, IPC and network namespaces, a
+ * chroot.  It does not exec: RLIMIT_NPROC 0 forbids it. */
+static pid_t start_pygrub(fx *f, uint32_t domid, const char *root, bool no_net)
+{
+    uid_t uid = BASE + domid;
+    char ok = 0;
+    int p[2];
+    pid_t pid;
+
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        struct rlimit zero = { 0, 0 }, as = { 1ul << 30, 1ul << 30 };
+
+        close(p[0]);
+        if (unshare(CLONE_NEWNS | CLONE_NEWIPC | (no_net ? 0 : CLONE_NEWNET)) <
+                0 ||
+            chroot(root) < 0 || chdir("/") < 0 ||
+            setrlimit(RLIMIT_AS, &as) < 0 || syscall(SYS_setgroups, 0, NULL) ||
+            syscall(SYS_setresgid, uid, uid, uid) ||
+            setrlimit(RLIMIT_NPROC, &zero) < 0 ||
+            syscall(SYS_setresuid, uid, uid, uid))
+            _exit(1);
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (write(p[1], "k", 1) != 1)
+            _exit(1);
+        for (;;)
+            pause();
+    }
+    close(p[1]);
+    f->procs[f->nprocs++] = pid;
+    assert_int_equal(read(p[0], &ok, 1), 1);
+    close(p[0]);
+    return pid;
+}
+
+static void test_pygrub_tenant(void **state)
+{
+    fx *f = *state;
+    const xlreaper_audit_result *res;
+    char *root;
+    pid_t dm, grub, other;
+
+    assert_true(asprintf(&root, "%s/grub-root", f->dir) > 0);
+    assert_int_equal(mkdir(root, 0700), 0);
+    f->h.dm_pid = hook_dm_pid; /* xenstore reachable, no DM pid yet */
+
+    /* While libxl builds the domain: pygrub alone. */
+    grub = start_pygrub(f, LIVE, root, false);
+    res = run(f, 0);
+    expect(res, "tenant", LIVE, PASS, "is restricted pygrub");
+    assert_int_equal(find(res, "tenant", LIVE)->pid, grub);
+    assert_int_equal(xlreaper_audit_verdict(res), PASS);
+
+    /* Once the DM runs (root's record), a pygrub left behind fails. */
+    dm = start_dm(f, &(dm_spec){ .domid = LIVE });
+    record(f, LIVE, dm, NULL,
+           (const char *const[]){ "qemu", "-xen-domid", "3", NULL });
+    res = run(f, 0);
+    expect(res, "tenant", LIVE, FAIL, "DM has started");
+    stop_procs(f);
+
+    /* Shaped like it but in the host's network namespace. */
+    start_pygrub(f, LIVE, root, true);
+    res = run(f, 0);
+    expect(res, "tenant", LIVE, FAIL, "lacks its own network namespace");
+    stop_procs(f);
+
+    /* A stranger beside the recorded DM. */
+    dm = start_dm(f, &(dm_spec){ .domid = LIVE });
+    record(f, LIVE, dm, NULL,
+           (const char *const[]){ "qemu", "-xen-domid", "3", NULL });
+    other = start_task(f, BASE + LIVE, false);
+    res = run(f, 0);
+    expect(res, "tenant", LIVE, FAIL, "a stranger");
+    assert_int_equal(find(res, "tenant", LIVE)->pid, other);
+    expect(res, "dm", LIVE, PASS, "(from root's record)");
     free(root);
 }
 
@@ -1008,41 +1371,28 @@ static void test_xenstore_pid_not_jailed(void **state)
 
 /*
  * libxl 4.20 records its QEMU option probe's pid at device-model-pid
- * until the DM starts: root, no -xen-domid, by design.  Said as such,
- * not failed; the same line with one argument more is failed.
+ * until the DM starts: root, by design.  Known by kernel facts (root,
+ * running qemu_path, no Xen descriptor), never by its argv: the same
+ * root process running another program is failed.
  */
 static void test_xenstore_pid_probe(void **state)
 {
-    static const char *const probe_args[] = {
-        "qemu-system-i386",
-        "-S",
-        "-no-user-config",
-        "-nodefaults",
-        "-nographic",
-        "-machine",
-        "none,accel=xen",
-        "-chardev",
-        "socket,id=libxl-cmd,fd=9,server=on,wait=off",
-        "-mon",
-        "chardev=libxl-cmd,mode=control",
-        NULL, /* room for one more */
-        NULL,
-    };
     fx *f = *state;
+    xlreaper_config *cfg = f->ctx->cfg;
     const xlreaper_audit_result *res;
+    const char *saved = cfg->qemu_path;
     char prog[512];
 
     snprintf(prog, sizeof(prog), "%s/fake_dm", xlrt_progs_dir());
     f->h.dm_pid = hook_dm_pid;
     f->xs_domid = LIVE;
     start_dm(f, &(dm_spec){ .domid = LIVE }); /* the domain has its DM */
-    for (int more = 0; more < 2; more++) {
-        char *argv[13];
+    for (int other = 0; other < 2; other++) {
+        char *argv[] = { "qemu-system-i386", "-S", "-machine",
+                         "none,accel=xen", NULL };
+        struct stat want, got;
         pid_t probe;
 
-        memcpy(argv, probe_args, sizeof(argv));
-        if (more)
-            argv[11] = "-name";
         probe = fork();
         assert_true(probe >= 0);
         if (probe == 0) {
@@ -1052,30 +1402,30 @@ static void test_xenstore_pid_probe(void **state)
         }
         f->procs[f->nprocs++] = probe;
         f->xs_pid = probe;
-        /* Until it has exec'd, its cmdline is ours. */
+        /* Until it has exec'd, its exe is ours. */
+        assert_int_equal(stat(prog, &want), 0);
         for (int i = 0;; i++) {
-            char *text = NULL;
-            ssize_t n =
-                xlreaper__audit_read_proc(probe, "cmdline", 4096, &text);
-            bool done = n > 0 && !strcmp(text, "qemu-system-i386");
-            free(text);
-            if (done)
+            char exe[64];
+            snprintf(exe, sizeof(exe), "/proc/%ld/exe", (long)probe);
+            if (stat(exe, &got) == 0 && got.st_ino == want.st_ino &&
+                got.st_dev == want.st_dev)
                 break;
             assert_true(i < 10000);
             usleep(500);
         }
+        cfg->qemu_path = other ? "/bin/sh" : prog;
         res = run(f, 0);
-        if (!more)
+        cfg->qemu_path = saved;
+        if (!other)
             expect(res, "xenstore_pid", LIVE, SKIP,
-                   "is libxl's QEMU option probe (root, -machine none, no "
-                   "-xen-domid), not a DM");
+                   "is libxl's QEMU option probe (by kernel facts: root, "
+                   "running qemu_path");
         else
             expect(res, "xenstore_pid", LIVE, FAIL, "not jailed");
         assert_int_equal(find(res, "xenstore_pid", LIVE)->pid, probe);
     }
 }
 
-/* libxenstore has no timeout; the audit's own must hold. */
 static void test_xenstore_that_never_answers(void **state)
 {
     fx *f = *state;
@@ -1456,11 +1806,15 @@ int main(void)
         T(test_supplementary_group),
         T(test_own_gid_as_group),
         T(test_no_new_privs),
-        T(test_user_namespace),
         T(test_capability_kept),
         T(test_nproc_unlimited),
         T(test_configured_limit),
-        T(test_cmdline_domid),
+        T(test_cmdline_from_record),
+        T(test_spawn_record),
+        T(test_lying_chroot),
+        T(test_seventeenth_process),
+        T(test_mmap_locked_dm),
+        T(test_pygrub_tenant),
         T(test_xen_descriptors),
         T(test_chroot),
         T(test_leftover_under_dead_uid),
@@ -1473,7 +1827,6 @@ int main(void)
         T(test_two_domains_uids),
         T(test_xenstore_pid_not_jailed),
         T(test_xenstore_pid_probe),
-        T(test_libxl420_cmdline),
         T(test_xenstore_that_never_answers),
         T(test_live_unknown),
         T(test_quiet_pass_probes_little),

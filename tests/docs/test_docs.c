@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "xlr_test.h"
+#include "xlreaper_audit_internal.h"
 
 #define EX_BASE 8000000u
 #define EX_MAX_DOMID 63u
@@ -1033,6 +1034,121 @@ static void test_config_keys_documented(void **state)
     problems_check(&p);
 }
 
+/* ---------- the audit's checks ---------- */
+
+#define OSSTEST_DOC "docs/osstest.md"
+#define REAPER_PAGE "docs/man/xl-reaper.8.md"
+
+/* The check names of osstest.md's tables: "| `name` | ..." rows under
+ * "## The checks", up to the next "## ". */
+static void osstest_check_names(strv *names, problems *p)
+{
+    strv l = { 0 };
+    bool in = false;
+
+    if (!read_lines(OSSTEST_DOC, &l)) {
+        problem(p, "%s: unreadable", OSSTEST_DOC);
+        return;
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        const char *s = l.v[i], *e;
+        char name[64];
+
+        if (starts(s, "## "))
+            in = !strcmp(s, "## The checks");
+        if (!in || !starts(s, "| `"))
+            continue;
+        s += 3;
+        e = strchr(s, '`');
+        if (!e || (size_t)(e - s) >= sizeof(name))
+            continue;
+        snprintf(name, sizeof(name), "%.*s", (int)(e - s), s);
+        strv_add_unique(names, name);
+    }
+    strv_free(&l);
+}
+
+/* The bold words of xl-reaper(8)'s audit paragraph that are check names
+ * (lower case, digits, underscores), between its term and the next. */
+static void page_check_names(strv *names, problems *p)
+{
+    char *text = slurp(REAPER_PAGE), *s, *end;
+
+    if (!text) {
+        problem(p, "%s: unreadable", REAPER_PAGE);
+        return;
+    }
+    s = strstr(text, "\n**audit**");
+    end = s ? strstr(s + 1, "\n    **--tap**") : NULL;
+    if (!s || !end) {
+        problem(p, "%s: no audit paragraph", REAPER_PAGE);
+        free(text);
+        return;
+    }
+    for (s = strstr(s + 11, "**"); s && s < end; s = strstr(s, "**")) {
+        char *e = strstr(s + 2, "**");
+        size_t n;
+        bool word = true;
+
+        if (!e || e > end)
+            break;
+        n = (size_t)(e - s - 2);
+        for (size_t i = 0; i < n; i++)
+            word &= islower((unsigned char)s[2 + i]) ||
+                    isdigit((unsigned char)s[2 + i]) || s[2 + i] == '_';
+        if (word && n && n < 64) {
+            char name[64];
+            snprintf(name, sizeof(name), "%.*s", (int)n, s + 2);
+            /* Command names in the paragraph are not checks. */
+            if (strcmp(name, "spawn") && strcmp(name, "audit"))
+                strv_add_unique(names, name);
+        }
+        s = e + 2;
+    }
+    free(text);
+}
+
+/* Every row of the audit's table of checks is in osstest.md's tables
+ * and in xl-reaper(8), and neither names a check the table lacks. */
+static void test_audit_checks_documented(void **state)
+{
+    unsigned n;
+    const xlreaper__audit_check_def *rows = xlreaper__audit_checks(&n);
+    strv table = { 0 }, doc = { 0 }, page = { 0 };
+    problems p = { 0 };
+
+    (void)state;
+    for (unsigned i = 0; i < n; i++) {
+        if (strv_has(&table, rows[i].name))
+            problem(&p, "the audit's table has %s twice", rows[i].name);
+        strv_add_unique(&table, rows[i].name);
+        if (!rows[i].summary || !*rows[i].summary)
+            problem(&p, "check %s has no summary", rows[i].name);
+    }
+    osstest_check_names(&doc, &p);
+    page_check_names(&page, &p);
+    for (size_t i = 0; i < table.n; i++) {
+        if (!strv_has(&doc, table.v[i]))
+            problem(&p, "%s: check %s is not in \"## The checks\"",
+                    OSSTEST_DOC, table.v[i]);
+        if (!strv_has(&page, table.v[i]))
+            problem(&p, "%s: check **%s** is not in the audit paragraph",
+                    REAPER_PAGE, table.v[i]);
+    }
+    for (size_t i = 0; i < doc.n; i++)
+        if (!strv_has(&table, doc.v[i]))
+            problem(&p, "%s documents a check %s the audit has not",
+                    OSSTEST_DOC, doc.v[i]);
+    for (size_t i = 0; i < page.n; i++)
+        if (!strv_has(&table, page.v[i]))
+            problem(&p, "%s documents a check **%s** the audit has not",
+                    REAPER_PAGE, page.v[i]);
+    strv_free(&table);
+    strv_free(&doc);
+    strv_free(&page);
+    problems_check(&p);
+}
+
 /* ---------- defaults ---------- */
 
 /* The value of "key": in a flat JSON object, unquoted; NULL if absent. */
@@ -1779,6 +1895,7 @@ int main(void)
         cmocka_unit_test(test_programs_have_pages),
         cmocka_unit_test(test_help_matches_pages),
         cmocka_unit_test(test_config_keys_documented),
+        cmocka_unit_test(test_audit_checks_documented),
         cmocka_unit_test(test_documented_defaults),
         cmocka_unit_test(test_pending_file_is_sane),
         cmocka_unit_test(test_shipped_config_described),

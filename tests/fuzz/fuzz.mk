@@ -15,7 +15,7 @@
 # real build, another compiler and flags).  libxlutil is Debian's
 # archive, not instrumented: ASan sees its heap misuse and leaks, not
 # every stray read.
-FUZZ_ALL := config qemu_cmdline qemu_help proc_status proc_limits \
+FUZZ_ALL := config qemu_cmdline qemu_help proc_status proc_limits dmrec \
 	xenstore json
 FUZZ_TARGETS ?= $(FUZZ_ALL)
 FUZZ_SECONDS ?= 30

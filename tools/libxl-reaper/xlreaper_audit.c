@@ -4,6 +4,19 @@
  * dead domain's uid empty.  Read-only, except that XLREAPER_AUDIT_FIX
  * reaps leftover uids through xlreaper_reap.
  *
+ * The checks are a table (checks[] below): each row names a line of the
+ * result, its scope (the host, a live domain, a DM process, the dead
+ * uids), the function that makes it and what it proves.  The run walks
+ * the table; the live DMs' scope is xlreaper_audit_dm.c, the dead
+ * uids' xlreaper_audit_dead.c.  docs/osstest.md and xl-reaper(8) list
+ * the same names (tests/docs checks them against this table).
+ *
+ * A DM is judged by what the kernel says of it and by what root wrote
+ * when it started it, never by what it says of itself: its cmdline,
+ * environ and memory are not read (xlreaper_audit_facts.c).  The audit
+ * has a deadline (xlreaper_audit_opts.deadline_ms): what is left when it
+ * passes is "could not check", named.
+ *
  * Which domains are live: libxenlight when there is a hypervisor, else
  * xenstore, else the audit says it could not tell (and then judges no
  * uid a leftover, but still checks the jail of every DM it finds).
@@ -31,38 +44,21 @@
  * shared user's uid; and for every dead uid a pass saw tasks of, the
  * count, zombies included, for the report.
  */
-#include <dirent.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "xlreaper_audit_internal.h"
 
 #define DEFAULT_MAX_PASSES 5
-#define CMDLINE_MAX (128u * 1024)
-#define LIMITS_MAX 4096
 #define NO_DOMID XLREAPER_AUDIT_NO_DOMID
 #define NO_UID XLREAPER_AUDIT_NO_UID
+#define ADD XLREAPER__AUDIT_ADD
 
-typedef struct {
-    xlreaper_ctx *ctx;
-    const xlreaper_config *cfg;
-    const xlreaper_audit_opts *opts;
-    const xlreaper__audit_hooks *h;
-    xlreaper_audit_result *res;
-    xlreaper__audit_watch w;
-    bool live_known;
-    xlreaper__audit_tasks tasks;   /* the last (quiet, if any) pass */
-    xlreaper__audit_dmpids dmpids; /* per res->live[i] */
-    xlreaper__xendevs xd;
-} audit;
+typedef xlreaper__audit audit;
 
-#define ADD(a, name, d, u, p, st, ...)                                        \
-    xlreaper__audit_add((a)->res, (name), (d), (u), (p), (st), __VA_ARGS__)
-
-static bool is_live(const audit *a, uint32_t domid)
+bool xlreaper__audit_is_live(const audit *a, uint32_t domid)
 {
     const xlreaper_audit_result *res = a->res;
     unsigned lo = 0, hi = res->num_live;
@@ -80,7 +76,7 @@ static bool is_live(const audit *a, uint32_t domid)
 }
 
 /* The domid whose DM uid this is, or NO_DOMID (base + 0 is no DM's). */
-static uint32_t uid_domid(const audit *a, uid_t uid)
+uint32_t xlreaper__audit_uid_domid(const audit *a, uid_t uid)
 {
     uint32_t d;
 
@@ -89,28 +85,37 @@ static uint32_t uid_domid(const audit *a, uid_t uid)
 
 /* The domain a task belongs to: that of its real uid, else of the first
  * other uid in the range. */
-static uint32_t task_domid(const audit *a, const xlreaper_task *t)
+uint32_t xlreaper__audit_task_domid(const audit *a, const xlreaper_task *t)
 {
     uid_t ids[4] = { t->ruid, t->euid, t->suid, t->fsuid };
 
     for (int i = 0; i < 4; i++) {
-        uint32_t d = uid_domid(a, ids[i]);
+        uint32_t d = xlreaper__audit_uid_domid(a, ids[i]);
         if (d != NO_DOMID)
             return d;
     }
     return NO_DOMID;
 }
 
-static bool task_has_uid(const xlreaper_task *t, uid_t uid)
+bool xlreaper__audit_task_has_uid(const xlreaper_task *t, uid_t uid)
 {
     return t->ruid == uid || t->euid == uid || t->suid == uid ||
            t->fsuid == uid;
 }
 
-static int cmp_u32(const void *a, const void *b)
+int xlreaper__audit_cmp_u32(const void *a, const void *b)
 {
     uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
     return (x > y) - (x < y);
+}
+
+#define is_live xlreaper__audit_is_live
+#define uid_domid xlreaper__audit_uid_domid
+#define cmp_u32 xlreaper__audit_cmp_u32
+
+bool xlreaper__audit_late(const audit *a)
+{
+    return a->deadline_us && xlreaper__now_us() >= a->deadline_us;
 }
 
 /* ---------- live domains and xenstore ---------- */
@@ -253,12 +258,13 @@ static int pw_one(void *arg, const char *name, uid_t uid)
 
 /* Walked again, though config_load did it: a long-lived ctx (the
  * daemon) may have loaded the config before a user was added. */
-static int check_passwd(audit *a)
+static int check_passwd(audit *a, xlreaper__audit_dm *unused)
 {
     xlreaper_ctx *ctx = a->ctx;
     pw_walk w = { .base = a->w.base, .pet = a->w.pet };
     int rc;
 
+    (void)unused;
     rc = ctx->pw->each(ctx->pw_opaque, pw_one, &w);
     if (rc < 0)
         return ADD(a, "passwd_range", NO_DOMID, NO_UID, 0,
@@ -330,844 +336,13 @@ static int passes(audit *a)
     return 0;
 }
 
-/* ---------- one DM process ---------- */
-
-typedef struct {
-    pid_t pid;
-    uint32_t domid;
-    uid_t uid;
-    gid_t gid;
-    xlreaper__audit_tasks threads;
-    char comm[17];
-} dm_proc;
-
-/* Every thread of pid, watched or not: a root thread inside a DM (or
- * the other way round) is exactly what the ids check is for. */
-static int read_threads(pid_t pid, xlreaper__audit_tasks *out)
-{
-    char path[64];
-    struct dirent *de;
-    DIR *d;
-    int rc = 0;
-
-    snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
-    d = opendir(path);
-    if (!d)
-        return XLREAPER_ERROR_FAIL;
-    while ((de = readdir(d))) {
-        xlreaper__audit_task at;
-        char rel[300], *buf = NULL;
-        ssize_t r;
-
-        if (de->d_name[0] < '0' || de->d_name[0] > '9')
-            continue;
-        snprintf(rel, sizeof(rel), "task/%s/status", de->d_name);
-        r = xlreaper__audit_read_proc(pid, rel, 8192, &buf);
-        if (r > 0 && !xlreaper__audit_parse_status(buf, (size_t)r, &at)) {
-            if (out->num == out->cap) {
-                unsigned ncap = out->cap ? out->cap * 2 : 16;
-                xlreaper__audit_task *n =
-                    realloc(out->tasks, ncap * sizeof(*n));
-                if (!n) {
-                    free(buf);
-                    rc = XLREAPER_ERROR_NOMEM;
-                    break;
-                }
-                out->tasks = n;
-                out->cap = ncap;
-            }
-            out->tasks[out->num++] = at;
-        }
-        free(buf);
-    }
-    closedir(d);
-    return rc;
-}
-
-static int check_ids(audit *a, const dm_proc *p)
-{
-    unsigned n = p->threads.num;
-
-    for (unsigned i = 0; i < n; i++) {
-        const xlreaper__audit_task *at = &p->threads.tasks[i];
-        const xlreaper_task *t = &at->t;
-
-        if (t->ruid != p->uid || t->euid != p->uid || t->suid != p->uid ||
-            t->fsuid != p->uid || at->rgid != p->gid || at->egid != p->gid ||
-            at->sgid != p->gid || at->fsgid != p->gid)
-            return ADD(a, "ids", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
-                       "thread %ld: uids %lu %lu %lu %lu, gids %lu %lu %lu "
-                       "%lu (real, effective, saved, fs); want uid %lu, "
-                       "gid %lu",
-                       (long)t->tid, (unsigned long)t->ruid,
-                       (unsigned long)t->euid, (unsigned long)t->suid,
-                       (unsigned long)t->fsuid, (unsigned long)at->rgid,
-                       (unsigned long)at->egid, (unsigned long)at->sgid,
-                       (unsigned long)at->fsgid, (unsigned long)p->uid,
-                       (unsigned long)p->gid);
-    }
-    return ADD(a, "ids", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
-               "real, effective, saved and fs uids %lu, gids %lu (%s), in "
-               "%u thread%s",
-               (unsigned long)p->uid, (unsigned long)p->gid,
-               a->cfg->dm_gid_mode == XLREAPER_GID_RANGE_BASE ? "range-base"
-                                                              : "per-domain",
-               n, n == 1 ? "" : "s");
-}
-
-static int check_caps(audit *a, const dm_proc *p)
-{
-    for (unsigned i = 0; i < p->threads.num; i++) {
-        const xlreaper__audit_task *at = &p->threads.tasks[i];
-
-        if (!at->caps_known)
-            return ADD(
-                a, "caps", p->domid, p->uid, p->pid, XLREAPER_AUDIT_UNKNOWN,
-                "thread %ld: no CapPrm/CapEff in its status", (long)at->t.tid);
-        if (at->cap_prm || at->cap_eff || at->cap_amb)
-            return ADD(a, "caps", p->domid, p->uid, p->pid,
-                       XLREAPER_AUDIT_FAIL,
-                       "thread %ld holds capabilities: permitted %#llx, "
-                       "effective %#llx, ambient %#llx",
-                       (long)at->t.tid, (unsigned long long)at->cap_prm,
-                       (unsigned long long)at->cap_eff,
-                       (unsigned long long)at->cap_amb);
-    }
-    return ADD(a, "caps", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
-               "no permitted, effective or ambient capability");
-}
-
-/*
- * No supplementary group, or exactly the DM's own gid: QEMU's -runas
- * calls setgroups(1, &gid) (os_setup_post), and a group the DM already
- * holds as its gid grants it nothing more.  Anything else fails.
- */
-static int check_groups(audit *a, const dm_proc *p)
-{
-    bool own = false;
-
-    for (unsigned i = 0; i < p->threads.num; i++) {
-        const xlreaper__audit_task *at = &p->threads.tasks[i];
-        xlreaper__sb sb = { 0 };
-        unsigned kept;
-        int rc;
-
-        if (!at->ngroups)
-            continue;
-        if (at->ngroups == 1 && at->groups[0] == p->gid) {
-            own = true;
-            continue;
-        }
-        kept = at->ngroups < XLREAPER__AUDIT_GROUPS_KEPT
-                   ? at->ngroups
-                   : XLREAPER__AUDIT_GROUPS_KEPT;
-        for (unsigned g = 0; g < kept; g++)
-            xlreaper__sb_printf(&sb, " %lu", (unsigned long)at->groups[g]);
-        rc = ADD(a, "groups", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
-                 "thread %ld has %u supplementary group%s:%s%s",
-                 (long)at->t.tid, at->ngroups, at->ngroups == 1 ? "" : "s",
-                 sb.buf ? sb.buf : "", at->ngroups > kept ? " ..." : "");
-        xlreaper__sb_dispose(&sb);
-        return rc;
-    }
-    if (own)
-        return ADD(a, "groups", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
-                   "no supplementary group but its own gid %lu (as "
-                   "QEMU's -runas leaves it)",
-                   (unsigned long)p->gid);
-    return ADD(a, "groups", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
-               "no supplementary group");
-}
-
-static int check_nnp(audit *a, const dm_proc *p)
-{
-    for (unsigned i = 0; i < p->threads.num; i++) {
-        const xlreaper__audit_task *at = &p->threads.tasks[i];
-
-        if (at->nnp < 0)
-            return ADD(a, "no_new_privs", p->domid, p->uid, p->pid,
-                       XLREAPER_AUDIT_UNKNOWN,
-                       "thread %ld: the kernel shows no NoNewPrivs field",
-                       (long)at->t.tid);
-        if (!at->nnp)
-            return ADD(a, "no_new_privs", p->domid, p->uid, p->pid,
-                       XLREAPER_AUDIT_FAIL,
-                       "thread %ld: NoNewPrivs is 0: an execve of a setuid "
-                       "binary would gain privilege",
-                       (long)at->t.tid);
-    }
-    return ADD(a, "no_new_privs", p->domid, p->uid, p->pid,
-               XLREAPER_AUDIT_PASS, "NoNewPrivs set");
-}
-
-/*
- * The uid switch the line asks of QEMU: libxl 4.17's -runas UID:GID or
- * 4.20's -run-with user=UID:GID (none when the wrapper switched before
- * exec).  Numeric ids must be the domain's: QEMU took that uid, and ids
- * does not see a line that names another (it would be the uid of
- * another domain, or a user's).  A name (device_model_user) is not
- * looked up; said as it is.
- */
-static int check_cmdline_user(audit *a, const dm_proc *p,
-                              const xlreaper__audit_cmdline *cl)
-{
-    const char *opt = cl->user_run_with ? "-run-with user=" : "-runas ";
-    const char *restr = cl->restrict_opt ? "; -xen-domid-restrict" : "";
-    uid_t u;
-    gid_t g;
-
-    if (!cl->user)
-        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
-                   "-xen-domid %u matches the uid%s; no uid switch on "
-                   "its command line",
-                   cl->domid, restr);
-    if (cl->nuser > 1)
-        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
-                   "%u uid switches on its command line (-runas, -run-with "
-                   "user=); the last says %s",
-                   cl->nuser, cl->user);
-    if (xlreaper__qemu_parse_ids(cl->user, &u, &g) < 0)
-        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
-                   "-xen-domid %u matches the uid%s; %s%s is a name, not "
-                   "checked here (ids is)",
-                   cl->domid, restr, opt, cl->user);
-    if (u != p->uid)
-        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
-                   "%s%s on its command line, but domid %u's uid is %lu", opt,
-                   cl->user, p->domid, (unsigned long)p->uid);
-    return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
-               "-xen-domid %u matches the uid%s; %s%s", cl->domid, restr, opt,
-               cl->user);
-}
-
-static int check_cmdline(audit *a, const dm_proc *p,
-                         xlreaper__audit_cmdline *cl, char **text_r)
-{
-    ssize_t n;
-
-    /* Read by check_chroot whatever happens here: a cmdline that cannot
-     * be read leaves it empty, not stack garbage (found by scan-build). */
-    memset(cl, 0, sizeof(*cl));
-    n = xlreaper__audit_read_proc(p->pid, "cmdline", CMDLINE_MAX, text_r);
-    if (n < 0)
-        return ADD(a, "cmdline", p->domid, p->uid, p->pid,
-                   XLREAPER_AUDIT_UNKNOWN, "reading its cmdline: %s",
-                   strerror(errno));
-    xlreaper__audit_parse_cmdline(*text_r, (size_t)n, cl);
-    if (!n)
-        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
-                   "empty command line: no -xen-domid to match the uid");
-    if (cl->ambiguous)
-        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
-                   "an option of its command line follows an option that "
-                   "may take it as its value: what QEMU took cannot be "
-                   "told (the wrapper refuses such a line)");
-    if (!cl->ndomid)
-        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
-                   "no -xen-domid on its command line: a process under "
-                   "domid %u's uid that is not its DM",
-                   p->domid);
-    if (cl->domid_bad || cl->domid_conflict)
-        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
-                   "%u -xen-domid options%s%s (the last says %u)", cl->ndomid,
-                   cl->domid_bad ? ", not all valid domids" : "",
-                   cl->domid_conflict ? ", disagreeing" : "", cl->domid);
-    if (cl->domid != p->domid)
-        return ADD(a, "cmdline", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
-                   "-xen-domid %u, but it runs under domid %u's uid %lu: "
-                   "one uid would serve two domains",
-                   cl->domid, p->domid, (unsigned long)p->uid);
-    return check_cmdline_user(a, p, cl);
-}
-
-/* ---------- limits ---------- */
-
-typedef struct {
-    int resource;
-    uint64_t want;
-    const char *from;
-} want_limit;
-
-static unsigned wanted_limits(const audit *a, want_limit *w, unsigned max)
-{
-    const xlreaper_config *cfg = a->cfg;
-    unsigned n = 0;
-    bool core = false;
-
-    w[n++] = (want_limit){ RLIMIT_NPROC, cfg->nproc_limit, "nproc_limit" };
-    for (unsigned i = 0; i < cfg->num_rlimits && n < max; i++) {
-        if (cfg->rlimits[i].resource == RLIMIT_NPROC)
-            continue;
-        core |= cfg->rlimits[i].resource == RLIMIT_CORE;
-        w[n++] = (want_limit){ cfg->rlimits[i].resource, cfg->rlimits[i].limit,
-                               cfg->rlimits[i].key ? cfg->rlimits[i].key
-                                                   : "config" };
-    }
-    /* A DM's core file holds its guest's memory: none, unless the
-     * config asked for dumpable DMs. */
-    if (!core && !cfg->dumpable && n < max)
-        w[n++] = (want_limit){ RLIMIT_CORE, 0,
-                               "default: a core holds guest memory" };
-    return n;
-}
-
-static void fmt_limit(xlreaper__sb *sb, uint64_t v)
-{
-    if (v == XLREAPER__RLIM_INF)
-        xlreaper__sb_printf(sb, "unlimited");
-    else
-        xlreaper__sb_printf(sb, "%llu", (unsigned long long)v);
-}
-
-static int check_limits(audit *a, const dm_proc *p)
-{
-    want_limit want[XLREAPER_MAX_RLIMITS + 2];
-    unsigned nwant = wanted_limits(a, want, XLREAPER_MAX_RLIMITS + 2);
-    xlreaper__sb ok = { 0 }, bad = { 0 };
-    xlreaper_audit_status st = XLREAPER_AUDIT_PASS;
-    char *text = NULL;
-    ssize_t n;
-    int rc;
-
-    n = xlreaper__audit_read_proc(p->pid, "limits", LIMITS_MAX, &text);
-    if (n < 0)
-        return ADD(a, "rlimits", p->domid, p->uid, p->pid,
-                   XLREAPER_AUDIT_UNKNOWN, "reading its limits: %s",
-                   strerror(errno));
-    for (unsigned i = 0; i < nwant; i++) {
-        const char *name = xlreaper__audit_rlimit_name(want[i].resource);
-        uint64_t soft, hard;
-
-        if (xlreaper__audit_parse_limit(text, (size_t)n, want[i].resource,
-                                        &soft, &hard)) {
-            xlreaper__sb_printf(&bad, "%s%s: unreadable", bad.len ? "; " : "",
-                                name);
-            if (st < XLREAPER_AUDIT_UNKNOWN)
-                st = XLREAPER_AUDIT_UNKNOWN;
-            continue;
-        }
-        /* Lower is fine: a DM may only lower its own limits. */
-        if (soft <= want[i].want && hard <= want[i].want) {
-            xlreaper__sb_printf(&ok, "%s%s ", ok.len ? ", " : "", name);
-            fmt_limit(&ok, soft);
-            xlreaper__sb_printf(&ok, "/");
-            fmt_limit(&ok, hard);
-            continue;
-        }
-        st = XLREAPER_AUDIT_FAIL;
-        xlreaper__sb_printf(&bad, "%s%s soft ", bad.len ? "; " : "", name);
-        fmt_limit(&bad, soft);
-        xlreaper__sb_printf(&bad, " hard ");
-        fmt_limit(&bad, hard);
-        xlreaper__sb_printf(&bad, " (want at most %llu, %s)",
-                            (unsigned long long)want[i].want, want[i].from);
-    }
-    free(text);
-    if (ok.oom || bad.oom)
-        rc = XLREAPER_ERROR_NOMEM;
-    else if (st == XLREAPER_AUDIT_PASS)
-        rc = ADD(a, "rlimits", p->domid, p->uid, p->pid, st,
-                 "in force (soft/hard): %s", ok.buf ? ok.buf : "");
-    else
-        rc = ADD(a, "rlimits", p->domid, p->uid, p->pid, st, "%s",
-                 bad.buf ? bad.buf : "");
-    xlreaper__sb_dispose(&ok);
-    xlreaper__sb_dispose(&bad);
-    return rc;
-}
-
-/* ---------- chroot ---------- */
-
-static int check_chroot(audit *a, const dm_proc *p,
-                        const xlreaper__audit_cmdline *cl)
-{
-    const char *base =
-        a->h && a->h->chroot_base ? a->h->chroot_base : a->cfg->chroot_base;
-    char want[PATH_MAX], got[PATH_MAX], root[64];
-    const char *from;
-    struct stat ws, rs;
-    ssize_t n;
-
-    if (cl->chroot) {
-        from = cl->chroot_run_with ? "its -run-with chroot=" : "its -chroot";
-        if (cl->chroot_len >= sizeof(want) || cl->chroot[0] != '/')
-            return ADD(a, "chroot", p->domid, p->uid, p->pid,
-                       XLREAPER_AUDIT_UNKNOWN, "%s is not an absolute path",
-                       from);
-        memcpy(want, cl->chroot, cl->chroot_len);
-        want[cl->chroot_len] = '\0';
-    } else if (base) {
-        snprintf(want, sizeof(want), "%s/qemu-root-%u", base, p->domid);
-        from = "chroot_base";
-    } else {
-        return ADD(a, "chroot", p->domid, p->uid, p->pid, XLREAPER_AUDIT_SKIP,
-                   "none asked: no -chroot and no chroot_base");
-    }
-    if (stat(want, &ws) < 0) {
-        if (!cl->chroot && errno == ENOENT)
-            return ADD(a, "chroot", p->domid, p->uid, p->pid,
-                       XLREAPER_AUDIT_SKIP, "none asked: no %s", want);
-        return ADD(a, "chroot", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
-                   "%s (from %s): %s", want, from, strerror(errno));
-    }
-    snprintf(root, sizeof(root), "/proc/%ld/root", (long)p->pid);
-    if (stat(root, &rs) < 0)
-        return ADD(a, "chroot", p->domid, p->uid, p->pid,
-                   XLREAPER_AUDIT_UNKNOWN, "%s: %s", root, strerror(errno));
-    /* By identity, not by name: readlink shows the path from our root,
-     * and a name can be replaced. */
-    if (rs.st_dev == ws.st_dev && rs.st_ino == ws.st_ino)
-        return ADD(a, "chroot", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
-                   "root is %s (from %s)", want, from);
-    n = readlink(root, got, sizeof(got) - 1);
-    got[n > 0 ? n : 0] = '\0';
-    return ADD(a, "chroot", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
-               "root is %s, not %s (from %s)", n > 0 ? got : "unreadable",
-               want, from);
-}
-
-/* ---------- Xen descriptors ---------- */
-
-static int check_xen_fds(audit *a, const dm_proc *p)
-{
-    char path[64];
-    unsigned nfd = 0, nxen = 0;
-    struct dirent *de;
-    int dfd, rc = 0;
-    DIR *d;
-
-    snprintf(path, sizeof(path), "/proc/%ld/fd", (long)p->pid);
-    dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    d = dfd >= 0 ? fdopendir(dfd) : NULL;
-    if (!d) {
-        xlreaper__close_keep_errno(dfd);
-        return ADD(a, "xen_fds", p->domid, p->uid, p->pid,
-                   XLREAPER_AUDIT_UNKNOWN, "%s: %s", path, strerror(errno));
-    }
-    while (!rc && (de = readdir(d))) {
-        const xlreaper__xendev_node *node;
-        unsigned long fd;
-        char target[PATH_MAX], why[200];
-        xlreaper_audit_status st;
-        int perr, cerr, e;
-        struct stat sb;
-        ssize_t n;
-
-        if (xlreaper__audit_parse_ulong(de->d_name, strlen(de->d_name),
-                                        INT32_MAX, &fd))
-            continue;
-        nfd++;
-        /* stat follows the magic link to the open file itself. */
-        if (fstatat(dfd, de->d_name, &sb, 0) < 0)
-            continue;
-        node = xlreaper__xendevs_match(&a->xd, &sb);
-        if (!node)
-            continue;
-        nxen++;
-        n = readlinkat(dfd, de->d_name, target, sizeof(target) - 1);
-        target[n > 0 ? n : 0] = '\0';
-        e = xlreaper__xenfd_probe(p->pid, (int)fd, node, p->domid, &perr,
-                                  &cerr);
-        if (e) {
-            snprintf(why, sizeof(why),
-                     "could not take a copy to probe (pidfd_getfd: %s)",
-                     strerror(e));
-            st = XLREAPER_AUDIT_UNKNOWN;
-        } else {
-            st = xlreaper__xenfd_verdict(node->kind, perr, cerr, p->domid, why,
-                                         sizeof(why));
-        }
-        rc = ADD(a, "xen_fd", p->domid, p->uid, p->pid, st,
-                 "fd %lu: %s %s (node %s): %s", fd,
-                 xlreaper__xendev_name(node->kind), n > 0 ? target : "?",
-                 node->path, why);
-    }
-    closedir(d);
-    if (rc || nxen)
-        return rc;
-    return ADD(a, "xen_fds", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
-               "none of its %u descriptors is open to a Xen device (%u Xen "
-               "node%s on this host)",
-               nfd, a->xd.num, a->xd.num == 1 ? "" : "s");
-}
-
-/* A DM in a user namespace of its own is root there (see
- * xlreaper_audit_userns.c). */
-static int check_userns(audit *a, const dm_proc *p)
-{
-    unsigned long ino = 0, host = 0;
-    int r = xlreaper__audit_userns(p->pid, &ino, &host);
-
-    if (r < 0)
-        return ADD(a, "userns", p->domid, p->uid, p->pid,
-                   XLREAPER_AUDIT_UNKNOWN,
-                   "its user namespace cannot be read (/proc/%ld/ns/user)",
-                   (long)p->pid);
-    if (r)
-        return ADD(a, "userns", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
-                   "lives in user namespace %lu, not the host's (%lu): it "
-                   "is root there, and can mount FUSE and make its own "
-                   "tasks unkillable",
-                   ino, host);
-    return ADD(a, "userns", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
-               "in the host's user namespace");
-}
-
-static int check_dm_proc(audit *a, dm_proc *p)
-{
-    xlreaper__audit_cmdline cl;
-    char *cmdline = NULL;
-    int rc;
-
-    rc = read_threads(p->pid, &p->threads);
-    if (rc == XLREAPER_ERROR_NOMEM)
-        return rc;
-    if (rc || !p->threads.num)
-        return ADD(a, "dm", p->domid, p->uid, p->pid, XLREAPER_AUDIT_SKIP,
-                   "pid %ld exited during the audit", (long)p->pid);
-    a->res->dms++;
-    if ((rc = check_ids(a, p)) || (rc = check_caps(a, p)) ||
-        (rc = check_groups(a, p)) || (rc = check_nnp(a, p)) ||
-        (rc = check_userns(a, p)) ||
-        (rc = check_cmdline(a, p, &cl, &cmdline)) ||
-        (rc = check_limits(a, p)) || (rc = check_chroot(a, p, &cl)) ||
-        (rc = check_xen_fds(a, p)))
-        goto out;
-out:
-    free(cmdline);
-    return rc;
-}
-
-/* ---------- per live domain ---------- */
-
-/* The distinct processes (tgids) of domid in the pass, sorted. */
-static unsigned dm_pids_of(const audit *a, uint32_t domid, pid_t *out,
-                           unsigned max)
-{
-    unsigned n = 0;
-
-    for (unsigned i = 0; i < a->tasks.num; i++) {
-        const xlreaper_task *t = &a->tasks.tasks[i].t;
-        bool seen = false;
-
-        if (task_domid(a, t) != domid)
-            continue;
-        for (unsigned j = 0; j < n; j++)
-            seen |= out[j] == t->tgid;
-        if (!seen && n < max)
-            out[n++] = t->tgid;
-    }
-    for (unsigned i = 1; i < n; i++)
-        for (unsigned j = i; j > 0 && out[j - 1] > out[j]; j--) {
-            pid_t x = out[j];
-            out[j] = out[j - 1];
-            out[j - 1] = x;
-        }
-    return n;
-}
-
-#define MAX_DM_PROCS 16
-
-static bool is_root(const xlreaper_task *t)
-{
-    return !t->ruid && !t->euid && !t->suid && !t->fsuid;
-}
-
-/* Whether pid's command line is exactly libxl 4.20's option probe. */
-static bool is_libxl_probe(pid_t pid)
-{
-    xlreaper__audit_cmdline *cl = malloc(sizeof(*cl));
-    char *text = NULL;
-    bool yes = false;
-    ssize_t n;
-
-    if (!cl)
-        return false;
-    n = xlreaper__audit_read_proc(pid, "cmdline", 4096, &text);
-    if (n > 0) {
-        xlreaper__audit_parse_cmdline(text, (size_t)n, cl);
-        yes = cl->libxl_probe;
-    }
-    free(text);
-    free(cl);
-    return yes;
-}
-
-static int check_xs_pid(audit *a, uint32_t domid, uid_t uid, long xspid,
-                        const pid_t *pids, unsigned npids)
-{
-    xlreaper__audit_task at;
-    char *buf = NULL;
-    ssize_t n;
-    int rc;
-
-    if (!a->dmpids.reachable)
-        return 0;
-    if (xspid == 0)
-        return npids ? ADD(a, "xenstore_pid", domid, uid, pids[0],
-                           XLREAPER_AUDIT_SKIP,
-                           "xenstore has no image/device-model-pid")
-                     : 0;
-    if (xspid < 0)
-        return ADD(a, "xenstore_pid", domid, uid, 0, XLREAPER_AUDIT_UNKNOWN,
-                   "xenstore's image/device-model-pid is not a pid");
-    n = xlreaper__audit_read_proc((pid_t)xspid, "status", 8192, &buf);
-    if (n <= 0 || xlreaper__audit_parse_status(buf, (size_t)n, &at)) {
-        free(buf);
-        return ADD(a, "xenstore_pid", domid, uid, (pid_t)xspid,
-                   XLREAPER_AUDIT_SKIP,
-                   "xenstore's device-model-pid %ld does not exist", xspid);
-    }
-    free(buf);
-    /* What libxl kills on destroy when it finds no uid: it must be
-     * jailed like the rest. */
-    if (at.t.ruid == uid && at.t.euid == uid && at.t.suid == uid &&
-        at.t.fsuid == uid)
-        rc = ADD(
-            a, "xenstore_pid", domid, uid, (pid_t)xspid, XLREAPER_AUDIT_PASS,
-            "xenstore's device-model-pid %ld runs under the DM uid", xspid);
-    else if (is_root(&at.t) && is_libxl_probe((pid_t)xspid))
-        /* libxl 4.20+ records its option probe's pid there until the DM
-         * starts: root by libxl's design, no -xen-domid, no guest. */
-        rc = ADD(a, "xenstore_pid", domid, uid, (pid_t)xspid,
-                 XLREAPER_AUDIT_SKIP,
-                 "xenstore's device-model-pid %ld is libxl's QEMU option "
-                 "probe (root, -machine none, no -xen-domid), not a DM: "
-                 "libxl kills it before the DM starts",
-                 xspid);
-    else
-        rc = ADD(a, "xenstore_pid", domid, uid, (pid_t)xspid,
-                 XLREAPER_AUDIT_FAIL,
-                 "xenstore's device-model-pid %ld (%s) runs as uids %lu %lu "
-                 "%lu %lu, not under domid %u's uid %lu: not jailed",
-                 xspid, at.t.comm, (unsigned long)at.t.ruid,
-                 (unsigned long)at.t.euid, (unsigned long)at.t.suid,
-                 (unsigned long)at.t.fsuid, domid, (unsigned long)uid);
-    return rc;
-}
-
-static int check_domain(audit *a, uint32_t domid, long xspid)
-{
-    pid_t pids[MAX_DM_PROCS];
-    unsigned n = dm_pids_of(a, domid, pids, MAX_DM_PROCS);
-    xlreaper__sb sb = { 0 };
-    uid_t uid;
-    gid_t gid;
-    int rc;
-
-    xlreaper_dm_ids(a->ctx, domid, &uid, &gid);
-    for (unsigned i = 0; i < n; i++)
-        xlreaper__sb_printf(&sb, "%s%ld", i ? " " : "", (long)pids[i]);
-    if (n)
-        rc = ADD(a, "dm", domid, uid, pids[0], XLREAPER_AUDIT_PASS,
-                 "%u process%s under its uid: pid %s", n, n == 1 ? "" : "es",
-                 sb.buf ? sb.buf : "");
-    else
-        rc = ADD(a, "dm", domid, uid, 0, XLREAPER_AUDIT_SKIP,
-                 "no process under uid %lu (no DM, a PV guest, or a stub "
-                 "domain)",
-                 (unsigned long)uid);
-    xlreaper__sb_dispose(&sb);
-    if (rc)
-        return rc;
-    rc = check_xs_pid(a, domid, uid, xspid, pids, n);
-    for (unsigned i = 0; !rc && i < n; i++) {
-        dm_proc p = { .pid = pids[i], .domid = domid, .uid = uid, .gid = gid };
-        rc = check_dm_proc(a, &p);
-        xlreaper__audit_tasks_dispose(&p.threads);
-    }
-    return rc;
-}
-
-/* Domains to check the jail of: the live ones, or, when liveness is
- * unknown, every domain with a task in the range. */
-static int check_domains(audit *a)
-{
-    const xlreaper_audit_result *res = a->res;
-    uint32_t *ds = NULL;
-    unsigned nd = 0;
-    int rc = 0;
-
-    if (a->live_known) {
-        for (unsigned i = 0; !rc && i < res->num_live; i++)
-            rc = check_domain(a, res->live[i],
-                              a->dmpids.pids ? a->dmpids.pids[i] : 0);
-        return rc;
-    }
-    ds = calloc(a->tasks.num + 1, sizeof(*ds));
-    if (!ds)
-        return XLREAPER_ERROR_NOMEM;
-    for (unsigned i = 0; i < a->tasks.num; i++) {
-        uint32_t d = task_domid(a, &a->tasks.tasks[i].t);
-        bool seen = false;
-        for (unsigned j = 0; j < nd; j++)
-            seen |= ds[j] == d;
-        if (d != NO_DOMID && !seen)
-            ds[nd++] = d;
-    }
-    qsort(ds, nd, sizeof(*ds), cmp_u32);
-    for (unsigned i = 0; !rc && i < nd; i++)
-        rc = check_domain(a, ds[i], 0);
-    free(ds);
-    return rc;
-}
-
-/* ---------- uids that must run nothing ---------- */
-
-typedef struct {
-    unsigned tasks, zombies;
-    const xlreaper_task *first;
-} bucket;
-
-static bucket bucket_of(const audit *a, uid_t uid)
-{
-    bucket b = { 0 };
-
-    for (unsigned i = 0; i < a->tasks.num; i++) {
-        const xlreaper_task *t = &a->tasks.tasks[i].t;
-        if (!task_has_uid(t, uid))
-            continue;
-        if (!b.first)
-            b.first = t;
-        b.tasks++;
-        b.zombies += t->state == 'Z' || t->state == 'X';
-    }
-    return b;
-}
-
-static int probe_empty(audit *a, uid_t uid, bool *empty_r)
-{
-    a->res->probes++;
-    return xlreaper_uid_empty(a->ctx, uid, empty_r);
-}
-
-static int probe_count(audit *a, uid_t uid, unsigned *count_r)
-{
-    a->res->probes++;
-    return xlreaper_uid_count(a->ctx, uid, count_r);
-}
-
-/*
- * Root's own helpers pass through these uids: a killer runs with real
- * uid pet, a kernel-census probe (ours, or xl-reaperd's sweeping at the
- * same time) with each dead uid in turn, a spawn's child holds the DM
- * uid before its execve; each for a millisecond or so, and always with
- * saved uid 0, which no DM task can have.  So a uid that a pass or the
- * kernel saw busy is looked at again: busy when a task of it without
- * saved uid 0 shows in /proc, or when the kernel still counts tasks of
- * it at every look (a fork racer hides from /proc, never from that);
- * settled empty as soon as the kernel counts none.  *busy_r is set.
- */
-#define SETTLE_LOOKS 5
-#define SETTLE_PAUSE_US 20000
-
-static int settle(audit *a, uid_t uid, bool *busy_r)
-{
-    for (unsigned look = 0; look < SETTLE_LOOKS; look++) {
-        xlreaper_task_list l;
-        bool empty, real = false;
-        int rc;
-
-        if (look)
-            xlreaper__sleep_us(SETTLE_PAUSE_US);
-        xlreaper_task_list_init(&l);
-        rc = xlreaper_scan_uid(a->ctx, uid, &l);
-        for (unsigned i = 0; !rc && i < l.num; i++)
-            real |= l.tasks[i].suid != 0;
-        xlreaper_task_list_dispose(&l);
-        if (rc)
-            return rc;
-        if (real) {
-            *busy_r = true;
-            return 0;
-        }
-        rc = probe_empty(a, uid, &empty);
-        if (rc)
-            return rc;
-        if (empty) {
-            *busy_r = false;
-            return 0;
-        }
-    }
-    *busy_r = true;
-    return 0;
-}
-
-/* The pet, the uid of domid 0 and the shared user must never run
- * anything: a pass and the kernel count both say so. */
-static int check_idle_uid(audit *a, const char *name, uid_t uid,
-                          const char *what)
-{
-    bucket b = bucket_of(a, uid);
-    unsigned count = 0;
-    bool empty, busy;
-    int rc;
-
-    if (b.tasks) {
-        rc = settle(a, uid, &busy);
-        if (rc == XLREAPER_ERROR_NOMEM)
-            return rc;
-        if (!rc && !busy)
-            return ADD(a, name, NO_DOMID, uid, 0, XLREAPER_AUDIT_PASS,
-                       "%s uid %lu runs nothing (kernel count 0; pid %ld, "
-                       "seen in passing, was gone when looked at again)",
-                       what, (unsigned long)uid, (long)b.first->tid);
-    }
-    if (b.tasks) {
-        rc = probe_count(a, uid, &count);
-        if (rc == XLREAPER_ERROR_NOMEM)
-            return rc;
-        return ADD(a, name, NO_DOMID, uid, b.first->tid, XLREAPER_AUDIT_FAIL,
-                   "%s uid %lu runs %u task%s (kernel count %s%u, %u "
-                   "zombie%s), first pid %ld (%s, state %c): it must run "
-                   "nothing",
-                   what, (unsigned long)uid, b.tasks, b.tasks == 1 ? "" : "s",
-                   rc ? "unknown, " : "", count, b.zombies,
-                   b.zombies == 1 ? "" : "s", (long)b.first->tid,
-                   b.first->comm, b.first->state);
-    }
-    rc = probe_empty(a, uid, &empty);
-    if (rc == XLREAPER_ERROR_NOMEM)
-        return rc;
-    if (rc)
-        return ADD(a, name, NO_DOMID, uid, 0, XLREAPER_AUDIT_UNKNOWN,
-                   "%s uid %lu: the kernel-count probe failed", what,
-                   (unsigned long)uid);
-    if (!empty) {
-        rc = settle(a, uid, &busy);
-        if (rc == XLREAPER_ERROR_NOMEM)
-            return rc;
-        empty = !rc && !busy;
-    }
-    if (!empty)
-        return ADD(a, name, NO_DOMID, uid, 0, XLREAPER_AUDIT_FAIL,
-                   "%s uid %lu: the kernel counts tasks that /proc did not "
-                   "show (racing it?): it must run nothing",
-                   what, (unsigned long)uid);
-    return ADD(a, name, NO_DOMID, uid, 0, XLREAPER_AUDIT_PASS,
-               "%s uid %lu runs nothing (kernel count 0)", what,
-               (unsigned long)uid);
-}
-
-static int check_idle_uids(audit *a)
-{
-    int rc;
-
-    rc = check_idle_uid(a, "reaper_idle", a->w.pet, "the reaper (pet)");
-    if (!rc && a->w.pet != a->w.base)
-        rc = check_idle_uid(a, "domid0_uid", a->w.base,
-                            "the range base (domid 0's)");
-    if (!rc && a->w.shared != NO_UID)
-        rc = check_idle_uid(a, "shared_user", a->w.shared,
-                            "the shared DM user " XLREAPER_USER_SHARED "'s");
-    return rc;
-}
-
 /* ---------- no uid serves two domains ---------- */
 
-static int check_shared(audit *a)
+static int check_shared(audit *a, xlreaper__audit_dm *unused)
 {
     const xlreaper_audit_result *res = a->res;
+
+    (void)unused;
 
     for (unsigned i = 0; i < a->tasks.num; i++) {
         const xlreaper_task *t = &a->tasks.tasks[i].t;
@@ -1207,272 +382,179 @@ static int check_shared(audit *a)
                    : "");
 }
 
-/* ---------- leftovers ---------- */
+/* ---------- the host's files ---------- */
 
-static int fix_uid(audit *a, uint32_t domid, xlreaper_audit_check *c)
+static int check_setid(audit *a, xlreaper__audit_dm *unused)
 {
-    xlreaper_reap_result rr;
-    char *what, *reason;
-    int rc;
-
-    xlreaper_reap_result_init(&rr);
-    rc = xlreaper_reap(a->ctx, NULL, domid, &rr);
-    what = rr.outcome != XLREAPER_OUTCOME_NONE
-               ? xlreaper_reap_result_describe(&rr)
-               : NULL;
-    c->fixed = true;
-    if (!rc && rr.outcome == XLREAPER_OUTCOME_EMPTY)
-        c->status = XLREAPER_AUDIT_PASS;
-    if (asprintf(&reason, "%s; --fix reaped it: %s", c->reason,
-                 what ? what : xlreaper_strerror(rc)) >= 0) {
-        for (char *p = reason; *p; p++)
-            if (*p < 0x20 || *p > 0x7e)
-                *p = '?';
-        free(c->reason);
-        c->reason = reason;
-    }
-    free(what);
-    xlreaper_reap_result_dispose(&rr);
-    return 0;
+    (void)unused;
+    return xlreaper__audit_setid(a->ctx, a->opts,
+                                 a->h ? a->h->setid_roots : NULL, a->res);
 }
 
-/* Whether a pass saw a task of uid that is not one of root's helpers. */
-static bool bucket_has_real(const audit *a, uid_t uid)
+/* ---------- the deadline ---------- */
+
+static int check_deadline(audit *a, xlreaper__audit_dm *unused)
 {
-    for (unsigned i = 0; i < a->tasks.num; i++) {
-        const xlreaper_task *t = &a->tasks.tasks[i].t;
-        if (task_has_uid(t, uid) && t->suid != 0)
-            return true;
-    }
-    return false;
+    unsigned late = 0;
+
+    (void)unused;
+    for (unsigned i = 0; i < a->res->num; i++)
+        late += a->res->checks[i].status == XLREAPER_AUDIT_UNKNOWN &&
+                strstr(a->res->checks[i].reason, "deadline");
+    a->res->deadline_ms = a->deadline_ms;
+    a->res->deadline_passed = late > 0 || xlreaper__audit_late(a);
+    if (a->res->deadline_passed)
+        return ADD(a, "deadline", NO_DOMID, NO_UID, 0, XLREAPER_AUDIT_UNKNOWN,
+                   "the audit's deadline of %u ms passed: %u check%s or "
+                   "process%s could not be made (said in each line)",
+                   a->deadline_ms, late, late == 1 ? "" : "s",
+                   late == 1 ? "" : "es");
+    return ADD(a, "deadline", NO_DOMID, NO_UID, 0, XLREAPER_AUDIT_PASS,
+               "every check made within the audit's deadline of %u ms "
+               "(%.1f ms; each process's /proc given %u ms)",
+               a->deadline_ms,
+               (double)(xlreaper__now_us() - a->res->start_us) / 1000.0,
+               a->opts->dm_timeout_ms);
 }
 
-/*
- * A task of a dead domain's uid in D state with SIGKILL pending has
- * been killed and cannot exit until what it waits on answers: a reap
- * says "stuck" of it (or, on a FUSE connection of the DM's own, aborts
- * it).  Said apart from the leftover, with where it waits.
- */
-static int check_stuck(audit *a, uint32_t domid, uid_t uid)
+/* ---------- the table ---------- */
+
+#define HOST XLREAPER__SCOPE_HOST
+#define DOMAIN XLREAPER__SCOPE_DOMAIN
+#define DM XLREAPER__SCOPE_DM
+#define DEAD XLREAPER__SCOPE_DEAD
+
+static const xlreaper__audit_check_def checks[] = {
+    { "root", HOST, NULL, "the audit runs as root (else nothing is checked)" },
+    { "live_domains", HOST, NULL,
+      "the live domains could be listed (libxenlight, else xenstore)" },
+    { "xenstore", HOST, NULL,
+      "xenstore answered: DM pids are cross-checked with it" },
+    { "passwd_range", HOST, check_passwd,
+      "no passwd user but the range's own inside the uid range" },
+    { "dm", DOMAIN, xlreaper__audit_domains,
+      "the processes under a live domain's uid, and which is its DM" },
+    { "record", DOMAIN, NULL,
+      "where a DM's expected values come from: root's record of its "
+      "start, else the config and libxl's conventions" },
+    { "xenstore_pid", DOMAIN, NULL,
+      "xenstore's device-model-pid runs under the DM uid, or is libxl's "
+      "QEMU option probe (known by kernel facts)" },
+    { "tenant", DOMAIN, NULL,
+      "every other process of a live domain's uid is restricted pygrub, "
+      "jailed as it should be, while the domain is built" },
+    { "ids", DM, xlreaper__audit_dm_ids,
+      "four uids and four gids are the domain's, in every thread" },
+    { "caps", DM, xlreaper__audit_dm_caps,
+      "no permitted, effective or ambient capability, in every thread" },
+    { "groups", DM, xlreaper__audit_dm_groups,
+      "no supplementary group but its own gid, in every thread" },
+    { "no_new_privs", DM, xlreaper__audit_dm_nnp,
+      "NoNewPrivs in every thread" },
+    { "seccomp", DM, xlreaper__audit_dm_seccomp,
+      "the seccomp filter root's record says it was given, in every "
+      "thread" },
+    { "cmdline", DM, xlreaper__audit_dm_cmdline,
+      "root's record of the line it exec'd names the domain and its uid "
+      "(the DM's own cmdline is never read)" },
+    { "rlimits", DM, xlreaper__audit_dm_limits,
+      "the kernel's limits are at most root's record's (or the config's)" },
+    { "namespaces", DM, xlreaper__audit_dm_ns,
+      "its own mount and IPC (and network, if asked) namespaces" },
+    { "chroot", DM, xlreaper__audit_dm_chroot,
+      "its root is the recorded one (or chroot_base's qemu-root-DOMID), "
+      "by device and inode" },
+    { "xen_fds", DM, xlreaper__audit_dm_xen_fds,
+      "no descriptor open to a Xen device, or each one restricted" },
+    { "xen_fd", DM, NULL, "one descriptor open to a Xen device, probed" },
+    { "reaper_idle", HOST, xlreaper__audit_idle_pet,
+      "the pet uid runs nothing" },
+    { "domid0_uid", HOST, xlreaper__audit_idle_base,
+      "the range base (domid 0's uid) runs nothing" },
+    { "shared_user", HOST, xlreaper__audit_idle_shared,
+      "the shared DM user runs nothing" },
+    { "uid_shared", HOST, check_shared,
+      "no task carries two domains' uids; no DM pid serves two domains" },
+    { "dead_uids", DEAD, xlreaper__audit_dead_uids,
+      "no dead domain's uid has a task, and how that was established" },
+    { "leftover", DEAD, NULL, "one dead domain's uid with tasks" },
+    { "deadline", HOST, check_deadline,
+      "every check was made within the audit's deadline" },
+    /* Its own deadline (setid_timeout_ms), not the audit's. */
+    { "setid", HOST, check_setid,
+      "no file set-uid or set-gid to an id of the range" },
+};
+
+const xlreaper__audit_check_def *xlreaper__audit_checks(unsigned *n)
 {
-    unsigned n = 0;
-    const xlreaper_task *first = NULL;
-    char *wchan = NULL;
-    ssize_t len;
-    int rc;
-
-    for (unsigned i = 0; i < a->tasks.num; i++) {
-        const xlreaper_task *t = &a->tasks.tasks[i].t;
-
-        if (task_has_uid(t, uid) && t->state == 'D' && t->kill_pending) {
-            first = first ? first : t;
-            n++;
-        }
-    }
-    if (!first)
-        return 0;
-    len = xlreaper__audit_read_proc(first->tid, "wchan", 64, &wchan);
-    if (len > 0)
-        for (char *p = wchan; *p; p++)
-            if (*p < 0x20 || *p > 0x7e)
-                *p = '?';
-    rc = ADD(a, "stuck", domid, uid, first->tid, XLREAPER_AUDIT_FAIL,
-             "domid %u is not live, and %u task%s of its uid %lu %s in D "
-             "state with SIGKILL pending, first pid %ld (%s) at %s: killed, "
-             "it cannot exit until what it waits on answers "
-             "(`xl-reaper kill %u` aborts the uid's own FUSE connections)",
-             domid, n, n == 1 ? "" : "s", (unsigned long)uid,
-             n == 1 ? "is" : "are", (long)first->tid, first->comm,
-             len > 0 ? wchan : "?", domid);
-    free(wchan);
-    return rc;
+    *n = sizeof(checks) / sizeof(checks[0]);
+    return checks;
 }
 
-static int leftover(audit *a, uint32_t domid, uid_t uid, const bucket *b,
-                    unsigned *found)
+const char *xlreaper__audit_scope_name(xlreaper__audit_scope s)
 {
-    unsigned count = 0;
-    bool busy;
-    int rc, prc;
-
-    /* Seen busy, by a pass or the kernel: a helper of root's in passing
-     * is not a leftover (see settle). */
-    prc = settle(a, uid, &busy);
-    if (prc == XLREAPER_ERROR_NOMEM)
-        return prc;
-    if (!prc && !busy)
-        return 0;
-    /* The kernel could not be asked (the lock not had in time, a probe
-     * that failed), and /proc showed only root's helpers, which no DM
-     * task can be (saved uid 0): nothing here proves a failed cleanup,
-     * nor that there is none.  A real task seen stays a violation. */
-    if (prc && !bucket_has_real(a, uid))
-        return ADD(a, "leftover", domid, uid, 0, XLREAPER_AUDIT_UNKNOWN,
-                   "domid %u is not live; its uid %lu showed only root's "
-                   "helpers (saved uid 0) in /proc, and the kernel could "
-                   "not be asked for its count: %s",
-                   domid, (unsigned long)uid, xlreaper_strerror(prc));
-    prc = probe_count(a, uid, &count);
-    if (prc == XLREAPER_ERROR_NOMEM)
-        return prc;
-    if (b->tasks)
-        rc = ADD(a, "leftover", domid, uid, b->first->tid, XLREAPER_AUDIT_FAIL,
-                 "domid %u is not live, but its uid %lu has %u task%s in "
-                 "/proc (%u zombie%s; kernel count %s%u), first pid %ld "
-                 "(%s, state %c, ppid %ld): a failed cleanup",
-                 domid, (unsigned long)uid, b->tasks, b->tasks == 1 ? "" : "s",
-                 b->zombies, b->zombies == 1 ? "" : "s",
-                 prc ? "unknown, " : "", count, (long)b->first->tid,
-                 b->first->comm, b->first->state, (long)b->first->ppid);
-    else
-        rc = ADD(a, "leftover", domid, uid, 0, XLREAPER_AUDIT_FAIL,
-                 "domid %u is not live, but the kernel counts %u task%s "
-                 "of its uid %lu that /proc did not show: a task racing "
-                 "/proc (a fork racer?)",
-                 domid, count, count == 1 ? "" : "s", (unsigned long)uid);
-    if (rc)
-        return rc;
-    /* For the metrics: how many tasks a dead domain left. */
-    a->res->checks[a->res->num - 1].tasks =
-        !prc && count > b->tasks ? count : b->tasks;
-    (*found)++;
-    /* The fix's reap says "stuck" itself, or frees them. */
-    if (a->opts->flags & XLREAPER_AUDIT_FIX)
-        return fix_uid(a, domid, &a->res->checks[a->res->num - 1]);
-    return check_stuck(a, domid, uid);
-}
-
-static int check_dead_uids(audit *a)
-{
-    const xlreaper_audit_result *res = a->res;
-    uint32_t max = a->h && a->h->sweep_max_domid ? a->h->sweep_max_domid
-                                                 : xlreaper_max_domid();
-    bool sweep = !res->quiet || !xlreaper__audit_init_pidns() ||
-                 (a->opts->flags & XLREAPER_AUDIT_PROBE_ALL);
-    uint64_t t0 = xlreaper__now_us();
-    unsigned found = 0, probed = 0, dead = 0;
-    uint32_t *seen;
-    bool *busy = NULL;
-    unsigned nseen = 0;
-    int rc = 0;
-
-    if (!a->live_known)
-        return ADD(a, "dead_uids", NO_DOMID, NO_UID, 0, XLREAPER_AUDIT_UNKNOWN,
-                   "which domains are live is unknown, so no uid can be "
-                   "judged a leftover");
-
-    /* The dead domids a pass saw tasks of, each once. */
-    seen = calloc(a->tasks.num + 1, sizeof(*seen));
-    if (!seen)
-        return XLREAPER_ERROR_NOMEM;
-    for (unsigned i = 0; i < a->tasks.num; i++) {
-        const xlreaper_task *t = &a->tasks.tasks[i].t;
-        uid_t ids[4] = { t->ruid, t->euid, t->suid, t->fsuid };
-        for (int k = 0; k < 4; k++) {
-            uint32_t d = uid_domid(a, ids[k]);
-            bool dup = false;
-            if (d == NO_DOMID || is_live(a, d))
-                continue;
-            for (unsigned j = 0; j < nseen; j++)
-                dup |= seen[j] == d;
-            if (!dup)
-                seen[nseen++] = d;
-        }
+    switch (s) {
+    case XLREAPER__SCOPE_HOST: return "host";
+    case XLREAPER__SCOPE_DOMAIN: return "live domain";
+    case XLREAPER__SCOPE_DM: return "DM process";
+    case XLREAPER__SCOPE_DEAD: return "dead uids";
     }
-    qsort(seen, nseen, sizeof(*seen), cmp_u32);
-    for (unsigned i = 0; !rc && i < nseen; i++) {
-        uid_t uid = a->w.base + seen[i];
-        bucket b = bucket_of(a, uid);
-        rc = leftover(a, seen[i], uid, &b, &found);
-    }
-
-    /* The kernel's answer for the whole range at once: one vfork per
-     * uid in a single child, not two forks and a wait each, which on a
-     * slow dom0 (or one where xl-reaperd sweeps meanwhile, so that no
-     * pass is quiet) is the difference between seconds and many
-     * minutes. */
-    if (!rc && sweep) {
-        busy = calloc(max + 1, sizeof(*busy));
-        if (!busy) {
-            free(seen);
-            return XLREAPER_ERROR_NOMEM;
-        }
-        rc = xlreaper_census_kernel(a->ctx, 1, max, busy + 1);
-        if (rc == XLREAPER_ERROR_NOMEM) {
-            free(busy);
-            free(seen);
-            return rc;
-        }
-        if (rc) {
-            free(busy);
-            free(seen);
-            return ADD(a, "dead_uids", NO_DOMID, NO_UID, 0,
-                       XLREAPER_AUDIT_UNKNOWN,
-                       "the kernel census of the dead uids failed (%u "
-                       "found with tasks before)",
-                       found);
-        }
-    }
-
-    for (uint32_t d = 1; !rc && d <= max; d++) {
-        uid_t uid = a->w.base + d;
-        bool dup = false;
-        bucket none = { 0 };
-
-        if (is_live(a, d))
-            continue;
-        dead++;
-        if (!sweep)
-            continue;
-        for (unsigned j = 0; j < nseen; j++)
-            dup |= seen[j] == d;
-        if (dup)
-            continue;
-        probed++;
-        a->res->probes++;
-        if (busy[d])
-            rc = leftover(a, d, uid, &none, &found);
-    }
-    free(busy);
-    free(seen);
-    if (rc)
-        return rc;
-
-    if (found)
-        return ADD(a, "dead_uids", NO_DOMID, NO_UID, 0, XLREAPER_AUDIT_FAIL,
-                   "%u of the %u dead domids' uids ha%s tasks", found, dead,
-                   found == 1 ? "s" : "ve");
-    if (!sweep)
-        return ADD(a, "dead_uids", NO_DOMID, NO_UID, 0, XLREAPER_AUDIT_PASS,
-                   "none of the %u dead domids' uids has a task: a /proc "
-                   "pass during which the host created no task saw none "
-                   "(pass %u)",
-                   dead, res->passes);
-    return ADD(a, "dead_uids", NO_DOMID, NO_UID, 0, XLREAPER_AUDIT_PASS,
-               "none of the %u dead domids' uids has a task: the kernel "
-               "counts none for each (%u probes in %.1f s, since %s)%s",
-               dead, probed, (double)(xlreaper__now_us() - t0) / 1e6,
-               (a->opts->flags & XLREAPER_AUDIT_PROBE_ALL)
-                   ? "--probe-all asked"
-               : !res->quiet ? "no /proc pass was quiet"
-                             : "this is not the initial pid namespace",
-               max < xlreaper_max_domid() ? "; domids beyond the test "
-                                            "bound not checked"
-                                          : "");
+    return "?";
 }
 
 /* ---------- the whole audit ---------- */
+
+static void own_namespaces(audit *a)
+{
+    static const char *const paths[XLREAPER__LINKS] = {
+        [XLREAPER__LINK_ROOT] = "/",
+        [XLREAPER__LINK_MNT] = "/proc/self/ns/mnt",
+        [XLREAPER__LINK_IPC] = "/proc/self/ns/ipc",
+        [XLREAPER__LINK_NET] = "/proc/self/ns/net",
+    };
+    struct stat st;
+
+    for (int l = 0; l < XLREAPER__LINKS; l++)
+        if (paths[l] && stat(paths[l], &st) == 0) {
+            a->own_ns[l].have = true;
+            a->own_ns[l].ino = st.st_ino;
+        }
+}
+
+/* The default deadline: a few seconds for the host-wide work, and each
+ * process of a live domain's uid its own read's time. */
+static void set_deadline(audit *a)
+{
+    unsigned procs = 0;
+
+    if (a->opts->deadline_ms) {
+        a->deadline_ms = a->opts->deadline_ms;
+    } else {
+        for (unsigned i = 0; i < a->tasks.num; i++) {
+            const xlreaper_task *t = &a->tasks.tasks[i].t;
+            uint32_t d = xlreaper__audit_task_domid(a, t);
+            procs += t->tid == t->tgid && d != NO_DOMID &&
+                     (!a->live_known || is_live(a, d));
+        }
+        /* The recorded DMs may not be in their uid yet. */
+        procs += a->res->num_live;
+        a->deadline_ms =
+            XLREAPER_AUDIT_DEADLINE_BASE_MS + a->opts->dm_timeout_ms * procs;
+    }
+    a->deadline_us = a->res->start_us + (uint64_t)a->deadline_ms * 1000;
+}
 
 int xlreaper__audit_run(xlreaper_ctx *ctx, const xlreaper_audit_opts *opts,
                         const xlreaper__audit_hooks *h,
                         xlreaper_audit_result *res)
 {
-    uint64_t start = xlreaper__now_us();
     audit a = {
         .ctx = ctx, .cfg = ctx->cfg, .opts = opts, .h = h, .res = res
     };
+    unsigned n = sizeof(checks) / sizeof(checks[0]);
     int rc;
 
+    res->start_us = xlreaper__now_us();
     if (!a.cfg)
         return XLREAPER_ERROR_INVAL;
     if (geteuid() != 0) {
@@ -1485,23 +567,45 @@ int xlreaper__audit_run(xlreaper_ctx *ctx, const xlreaper_audit_opts *opts,
     a.w.base = a.cfg->dm_uid_base;
     a.w.pet = a.cfg->reaper_uid;
     a.w.shared = shared_user_uid(&a);
+    own_namespaces(&a);
     xlreaper__xendevs_load(h && h->xen_dev_dir ? h->xen_dev_dir : "/dev/xen",
                            h && h->xenfs_dir ? h->xenfs_dir : "/proc/xen",
                            &a.xd);
 
-    /* Xenstore is read after the passes, and once the live list is
-     * final: its answers are kept per live domid. */
-    if ((rc = list_live(&a)) || (rc = check_passwd(&a)) || (rc = passes(&a)) ||
-        (rc = relist_live(&a)) || (rc = read_dm_pids(&a)) ||
-        (rc = check_domains(&a)) || (rc = check_idle_uids(&a)) ||
-        (rc = check_shared(&a)) || (rc = check_dead_uids(&a)) ||
-        (rc = xlreaper__audit_setid(ctx, opts, h ? h->setid_roots : NULL,
-                                    res)))
+    /* What the checks stand on: the live domains, a /proc pass, and
+     * xenstore's DM pids, read once the live list is final. */
+    rc = list_live(&a);
+    if (!rc)
+        rc = passes(&a);
+    if (!rc)
+        rc = relist_live(&a);
+    if (!rc)
+        rc = read_dm_pids(&a);
+    if (rc)
         goto out;
-    rc = 0;
+    set_deadline(&a);
+
+    /* The table, in order; a DM row is run by the "dm" row for each
+     * DM process. */
+    for (unsigned i = 0; i < n; i++) {
+        const xlreaper__audit_check_def *c = &checks[i];
+
+        if (!c->fn || c->scope == XLREAPER__SCOPE_DM)
+            continue;
+        if (xlreaper__audit_late(&a) && c->fn != check_deadline &&
+            c->fn != check_setid) {
+            rc = ADD(&a, c->name, NO_DOMID, NO_UID, 0, XLREAPER_AUDIT_UNKNOWN,
+                     "not checked: the audit's deadline of %u ms had passed",
+                     a.deadline_ms);
+        } else {
+            rc = c->fn(&a, NULL);
+        }
+        if (rc)
+            goto out;
+    }
 
 out:
-    res->duration_us = xlreaper__now_us() - start;
+    res->duration_us = xlreaper__now_us() - res->start_us;
     xlreaper__audit_tasks_dispose(&a.tasks);
     free(a.dmpids.pids);
     return rc;

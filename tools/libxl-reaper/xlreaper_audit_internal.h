@@ -42,6 +42,9 @@ typedef struct {
     const char *const *setid_roots; /* walk these directories, NULL
                                * ended, instead of the host's writable
                                * file systems (the "setid" check) */
+    const char *facts_first;        /* the reader of a DM's /proc reads this
+                               * file of it first (a read that may
+                               * block, to prove the deadline) */
 } xlreaper__audit_hooks;
 
 _hidden int xlreaper__audit_run(xlreaper_ctx *ctx,
@@ -77,6 +80,7 @@ typedef struct {
     int nnp; /* NoNewPrivs: 0, 1, or -1 if absent */
     bool caps_known;
     uint64_t cap_prm, cap_eff, cap_amb;
+    int seccomp; /* Seccomp: 0, 1, 2, or -1 if absent */
     unsigned threads;
 } xlreaper__audit_task;
 
@@ -164,11 +168,6 @@ typedef struct {
  * read is flagged in out. */
 _hidden void xlreaper__audit_parse_cmdline(const char *text, size_t len,
                                            xlreaper__audit_cmdline *out);
-
-/* Reads /proc/<pid>/<name> into a malloc'd, NUL-terminated buffer of
- * at most max bytes.  Bytes read, or -1 with errno. */
-_hidden ssize_t xlreaper__audit_read_proc(pid_t pid, const char *name,
-                                          size_t max, char **buf_r);
 
 /* ---------- Xen devices ---------- */
 
@@ -266,12 +265,219 @@ _hidden int xlreaper__audit_dm_pids(xlreaper_ctx *ctx,
 _hidden int xlreaper__audit_parse_ulong(const char *s, size_t len,
                                         unsigned long max, unsigned long *v_r);
 
-/* ---------- a DM's user namespace (xlreaper_audit_userns.c) ---------- */
+/* ---------- what the kernel says of one process (audit_facts.c) ---------- */
 
-/* 1 when pid lives in a user namespace other than ours (the host's), 0
- * when in ours, -1 when it cannot be told (gone, no /proc); the
- * namespaces' inodes in *ino_r and *host_r. */
-_hidden int xlreaper__audit_userns(pid_t pid, unsigned long *ino_r,
-                                   unsigned long *host_r);
+enum {
+    XLREAPER__FACTS_HOOK = 0,
+    XLREAPER__FACTS_STAT,
+    XLREAPER__FACTS_THREADS,
+    XLREAPER__FACTS_LIMITS,
+    XLREAPER__FACTS_LINKS,
+    XLREAPER__FACTS_FDS,
+};
+
+enum {
+    XLREAPER__LINK_ROOT = 0,
+    XLREAPER__LINK_EXE,
+    XLREAPER__LINK_MNT,
+    XLREAPER__LINK_IPC,
+    XLREAPER__LINK_NET,
+    XLREAPER__LINKS,
+};
+
+typedef struct {
+    int fd;
+    struct stat st; /* mode, rdev, dev, ino only */
+    char target[256];
+} xlreaper__facts_fd;
+
+typedef struct {
+    bool read;      /* a reader was run */
+    bool done;      /* the reader read everything */
+    bool timed_out; /* it missed its deadline and was killed */
+    int section;    /* the section it was in last (-1: none) */
+    uint64_t elapsed_us;
+    bool have_start;
+    unsigned long long start; /* field 22 of stat */
+    xlreaper__audit_tasks threads;
+    bool threads_done; /* every thread listed was sent */
+    int threads_err;
+    bool have_limits;
+    int limits_err;
+    char *limits;
+    size_t limits_len;
+    struct {
+        bool have;
+        int err;
+        dev_t dev;
+        ino_t ino;
+    } link[XLREAPER__LINKS];
+    xlreaper__facts_fd *xenfds; /* descriptors open to a Xen node */
+    unsigned nxen;
+    unsigned nfds; /* descriptors listed */
+    bool fds_done;
+    int fds_err;
+} xlreaper__facts;
+
+/*
+ * Reads what the kernel says of pid in a forked child, until
+ * deadline_us (first: a test's extra file to read before, or NULL).
+ * What arrived in time is in *fc (xlreaper__facts_dispose).  0 (even
+ * on a timeout: see fc->timed_out), _NOMEM or _FAIL.
+ */
+_hidden int xlreaper__facts_read(xlreaper_ctx *ctx, pid_t pid,
+                                 const xlreaper__xendevs *xd,
+                                 const char *first, uint64_t deadline_us,
+                                 xlreaper__facts *fc);
+_hidden void xlreaper__facts_dispose(xlreaper__facts *fc);
+_hidden const char *xlreaper__facts_section_name(int section);
+
+/* ---------- root's record of a DM (xlreaper_dmrec.c) ---------- */
+
+typedef struct {
+    uint32_t domid;
+    pid_t pid;
+    unsigned long long start;
+    bool runas; /* uid_switch "runas": QEMU takes the uid itself */
+    uid_t uid;
+    gid_t gid;
+    char *root; /* the root it chrooted to or was asked to; NULL none */
+    unsigned num_rl;
+    struct {
+        int resource;
+        uint64_t limit;
+    } rl[XLREAPER_MAX_RLIMITS + 1];
+    bool nnp, unshare_ns, unshare_net;
+    bool seccomp_setid; /* the set-id filter was installed */
+    char *path;         /* what it exec'd */
+    char *argv;         /* its arguments, NUL-separated, as /proc shows */
+    size_t argv_len;
+} xlreaper__dmrec;
+
+_hidden void xlreaper__dmrec_dispose(xlreaper__dmrec *r);
+/* <dir of lock_file>/xl-reaper-dm-<domid>.record, malloc'd, or NULL. */
+_hidden char *xlreaper__dmrec_path(const xlreaper_config *cfg, uint32_t domid);
+/* Parses a record's text.  0 or _INVAL. */
+_hidden int xlreaper__dmrec_parse(const char *text, size_t len,
+                                  xlreaper__dmrec *r);
+/* Reads domid's record.  1 and *r, 0 when there is none, or _INVAL
+ * (not a file only root may read and write, or not a record: *why
+ * says which). */
+_hidden int xlreaper__dmrec_read(xlreaper_ctx *ctx, uint32_t domid,
+                                 xlreaper__dmrec *r, char *why, size_t whylen);
+/* Writes r as domid's record, 0600, atomically.  0, _NOMEM or _FAIL
+ * (logged). */
+_hidden int xlreaper__dmrec_write(xlreaper_ctx *ctx, const xlreaper__dmrec *r);
+/* After a reap of domid: removes its record once the process it names
+ * is gone. */
+_hidden void xlreaper__dmrec_reaped(xlreaper_ctx *ctx, uint32_t domid);
+
+/* ---------- one audit run, shared by its scopes ---------- */
+
+typedef struct {
+    xlreaper_ctx *ctx;
+    const xlreaper_config *cfg;
+    const xlreaper_audit_opts *opts;
+    const xlreaper__audit_hooks *h;
+    xlreaper_audit_result *res;
+    xlreaper__audit_watch w;
+    bool live_known;
+    xlreaper__audit_tasks tasks;   /* the last (quiet, if any) pass */
+    xlreaper__audit_dmpids dmpids; /* per res->live[i] */
+    xlreaper__xendevs xd;
+    struct {
+        bool have;
+        ino_t ino;
+    } own_ns[XLREAPER__LINKS]; /* the audit's own mnt, ipc, net */
+    uint64_t deadline_us;      /* the whole audit's */
+    unsigned deadline_ms;
+} xlreaper__audit;
+
+#define XLREAPER__AUDIT_ADD(a, name, d, u, p, st, ...)                        \
+    xlreaper__audit_add((a)->res, (name), (d), (u), (p), (st), __VA_ARGS__)
+
+/* What a DM process is expected to be, and where that came from. */
+typedef struct {
+    const char *source;   /* "root's record", or "the config and libxl's
+                          * conventions" */
+    xlreaper__dmrec *rec; /* NULL without a (live, trusted) record */
+    char root[PATH_MAX];  /* "" none asked */
+    const char *root_from;
+} xlreaper__audit_expect;
+
+/* One process of a live domain's uid, being checked. */
+typedef struct {
+    pid_t pid;
+    uint32_t domid;
+    uid_t uid;
+    gid_t gid;
+    xlreaper__facts facts;
+    const xlreaper__audit_expect *exp;
+} xlreaper__audit_dm;
+
+typedef enum {
+    XLREAPER__SCOPE_HOST = 0, /* once per audit */
+    XLREAPER__SCOPE_DOMAIN,   /* per live domain */
+    XLREAPER__SCOPE_DM,       /* per DM process of a live domain */
+    XLREAPER__SCOPE_DEAD,     /* the dead domains' uids */
+} xlreaper__audit_scope;
+
+/* A row of the table of checks (xlreaper_audit.c): what a line of the
+ * result is called, where it applies, what makes it, and what it
+ * proves.  fn is NULL for lines another row makes. */
+typedef struct {
+    const char *name;
+    xlreaper__audit_scope scope;
+    int (*fn)(xlreaper__audit *a, xlreaper__audit_dm *d);
+    const char *summary;
+} xlreaper__audit_check_def;
+
+_hidden const xlreaper__audit_check_def *xlreaper__audit_checks(unsigned *n);
+_hidden const char *xlreaper__audit_scope_name(xlreaper__audit_scope s);
+
+/* True once the whole audit's deadline has passed; the caller then adds
+ * a line "could not check" for what it skips. */
+_hidden bool xlreaper__audit_late(const xlreaper__audit *a);
+
+/* The live DMs' scope (xlreaper_audit_dm.c): every process of every
+ * live domain's uid. */
+_hidden int xlreaper__audit_domains(xlreaper__audit *a,
+                                    xlreaper__audit_dm *unused);
+/* Per DM process, the rows of scope DM. */
+_hidden int xlreaper__audit_dm_ids(xlreaper__audit *a, xlreaper__audit_dm *d);
+_hidden int xlreaper__audit_dm_caps(xlreaper__audit *a, xlreaper__audit_dm *d);
+_hidden int xlreaper__audit_dm_groups(xlreaper__audit *a,
+                                      xlreaper__audit_dm *d);
+_hidden int xlreaper__audit_dm_nnp(xlreaper__audit *a, xlreaper__audit_dm *d);
+_hidden int xlreaper__audit_dm_seccomp(xlreaper__audit *a,
+                                       xlreaper__audit_dm *d);
+_hidden int xlreaper__audit_dm_cmdline(xlreaper__audit *a,
+                                       xlreaper__audit_dm *d);
+_hidden int xlreaper__audit_dm_limits(xlreaper__audit *a,
+                                      xlreaper__audit_dm *d);
+_hidden int xlreaper__audit_dm_ns(xlreaper__audit *a, xlreaper__audit_dm *d);
+_hidden int xlreaper__audit_dm_chroot(xlreaper__audit *a,
+                                      xlreaper__audit_dm *d);
+_hidden int xlreaper__audit_dm_xen_fds(xlreaper__audit *a,
+                                       xlreaper__audit_dm *d);
+
+/* The dead uids' scope (xlreaper_audit_dead.c). */
+_hidden int xlreaper__audit_idle_pet(xlreaper__audit *a,
+                                     xlreaper__audit_dm *unused);
+_hidden int xlreaper__audit_idle_base(xlreaper__audit *a,
+                                      xlreaper__audit_dm *unused);
+_hidden int xlreaper__audit_idle_shared(xlreaper__audit *a,
+                                        xlreaper__audit_dm *unused);
+_hidden int xlreaper__audit_dead_uids(xlreaper__audit *a,
+                                      xlreaper__audit_dm *unused);
+
+/* Helpers both scopes use (xlreaper_audit.c). */
+_hidden bool xlreaper__audit_is_live(const xlreaper__audit *a, uint32_t domid);
+_hidden uint32_t xlreaper__audit_uid_domid(const xlreaper__audit *a,
+                                           uid_t uid);
+_hidden uint32_t xlreaper__audit_task_domid(const xlreaper__audit *a,
+                                            const xlreaper_task *t);
+_hidden bool xlreaper__audit_task_has_uid(const xlreaper_task *t, uid_t uid);
+_hidden int xlreaper__audit_cmp_u32(const void *a, const void *b);
 
 #endif /* XLREAPER_AUDIT_INTERNAL_H */

@@ -112,6 +112,11 @@ int xlreaper__audit_parse_status(const char *text, size_t len,
         !xlreaper__parse_numbers(p, eol, 10, v, 1) && v[0] <= 1)
         at->nnp = (int)v[0];
 
+    at->seccomp = -1;
+    if ((p = xlreaper__status_field(text, end, "Seccomp", &eol)) &&
+        !xlreaper__parse_numbers(p, eol, 10, v, 1) && v[0] <= 2)
+        at->seccomp = (int)v[0];
+
     at->caps_known = false;
     if ((p = xlreaper__status_field(text, end, "CapPrm", &eol)) &&
         !xlreaper__parse_numbers(p, eol, 16, v, 1)) {
@@ -431,37 +436,6 @@ void xlreaper__audit_parse_cmdline(const char *text, size_t len,
         argv[argc] = NULL;
         out->libxl_probe = xlreaper_libxl_probe_line(argv, &fd) == 1;
     }
-}
-
-/* ---------- reading ---------- */
-
-ssize_t xlreaper__audit_read_proc(pid_t pid, const char *name, size_t max,
-                                  char **buf_r)
-{
-    char path[64];
-    char *buf;
-    ssize_t r;
-    int fd;
-
-    snprintf(path, sizeof(path), "/proc/%ld/%s", (long)pid, name);
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return -1;
-    buf = malloc(max + 1);
-    if (!buf) {
-        close(fd);
-        errno = ENOMEM;
-        return -1;
-    }
-    r = xlreaper__read_all(fd, buf, max);
-    xlreaper__close_keep_errno(fd);
-    if (r < 0) {
-        free(buf);
-        return -1;
-    }
-    buf[r] = '\0';
-    *buf_r = buf;
-    return r;
 }
 
 /* ---------- the pass ---------- */

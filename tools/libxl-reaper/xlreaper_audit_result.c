@@ -16,6 +16,7 @@ void xlreaper_audit_opts_init(xlreaper_audit_opts *opts)
     memset(opts, 0, sizeof(*opts));
     opts->xenstore_timeout_ms = 2000;
     opts->setid_timeout_ms = 120000;
+    opts->dm_timeout_ms = 3000;
 }
 
 void xlreaper_audit_result_init(xlreaper_audit_result *res)
@@ -143,6 +144,17 @@ int xlreaper_audit_result_json(const xlreaper_audit_result *res, char **json_r)
     yajl_gen_integer(g, res->dms);
     STR(g, "duration_us");
     yajl_gen_integer(g, (long long)res->duration_us);
+    STR(g, "deadline_ms");
+    yajl_gen_integer(g, res->deadline_ms);
+    STR(g, "deadline_passed");
+    yajl_gen_bool(g, res->deadline_passed);
+    STR(g, "could_not_check");
+    {
+        unsigned unknown = 0;
+        for (unsigned i = 0; i < res->num; i++)
+            unknown += res->checks[i].status == XLREAPER_AUDIT_UNKNOWN;
+        yajl_gen_integer(g, unknown);
+    }
     STR(g, "checks");
     yajl_gen_array_open(g);
     for (unsigned i = 0; i < res->num; i++) {

@@ -4,15 +4,14 @@
  * live, which pid xenstore says is each one's DM, and whether a DM's
  * open Xen descriptors are restricted.
  *
- * Restriction, seen from outside.  Xen's own checker
- * (tools/tests/depriv/depriv-fd-checker.c) is handed a DM's descriptor
- * (stolen with fishdescriptor) and tries a real operation on it, once on
- * a fresh handle of its own and once with the stolen file dup2()ed under
- * that handle: privcmd must refuse xc_get_online_cpus (a sysctl
- * hypercall), evtchn must refuse to bind an unbound port and to bind and
- * signal an interdomain channel, gntdev must refuse a grant copy.  Those
- * operations do things: they bind ports on the DM's own evtchn instance
- * and send it a spurious event, and they need a hypervisor.
+ * Restriction, seen from outside.  Xen up to 4.20 shipped a checker
+ * (tools/tests/depriv/depriv-fd-checker.c, removed in 4.21) that was
+ * handed a DM's descriptor (stolen with fishdescriptor) and tried a real
+ * operation on it: privcmd had to refuse a sysctl hypercall, evtchn to
+ * bind an unbound port and to bind and signal an interdomain channel,
+ * gntdev a grant copy.  Those operations do things: they bind ports on
+ * the DM's own evtchn instance and send it a spurious event, and they
+ * need a hypervisor; and the checker is gone from current Xen.
  *
  * Restriction is not visible in /proc: fdinfo of privcmd and evtchn
  * shows only pos, flags, mnt_id and ino.  What the audit does instead:
@@ -59,7 +58,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -249,6 +250,7 @@ static void probe_file(int fd, xlreaper__xendev_kind kind, uint32_t domid,
 int xlreaper__xenfd_probe(pid_t pid, int fd, const xlreaper__xendev_node *node,
                           uint32_t domid, int *probe_err_r, int *confirm_err_r)
 {
+    struct statx sx;
     struct stat st;
     int pidfd, copy, err;
 
@@ -267,8 +269,19 @@ int xlreaper__xenfd_probe(pid_t pid, int fd, const xlreaper__xendev_node *node,
     if (copy < 0)
         return err;
     /* The pid or the descriptor number may have been reused since the
-     * fd directory was read: probe only the node it was. */
-    if (fstat(copy, &st) < 0 || !node_matches(node, &st)) {
+     * fd directory was read: probe only the node it was.  Cached
+     * attributes only: a FUSE file the DM serves would not answer. */
+    if (statx(copy, "", AT_EMPTY_PATH | AT_STATX_DONT_SYNC,
+              STATX_TYPE | STATX_INO, &sx) < 0) {
+        close(copy);
+        return ESTALE;
+    }
+    memset(&st, 0, sizeof(st));
+    st.st_mode = sx.stx_mode;
+    st.st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+    st.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+    st.st_ino = sx.stx_ino;
+    if (!node_matches(node, &st)) {
         close(copy);
         return ESTALE;
     }

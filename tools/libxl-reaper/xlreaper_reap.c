@@ -70,7 +70,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "xlreaper_internal.h"
+#include "xlreaper_audit_internal.h"
 #include "xlreaper_raw.h"
 
 static const char *killer_step_name(int step)
@@ -719,6 +719,10 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
         (res->outcome == XLREAPER_OUTCOME_EMPTY ||
          res->outcome == XLREAPER_OUTCOME_ZOMBIES))
         xlreaper__cgroup_remove(ctx, domid, cfg->cgroup_parent);
+    /* Root's record of the DM (xlreaper_dmrec.c) goes with it. */
+    if (!rc && (res->outcome == XLREAPER_OUTCOME_EMPTY ||
+                res->outcome == XLREAPER_OUTCOME_ZOMBIES))
+        xlreaper__dmrec_reaped(ctx, domid);
     res->duration_us = xlreaper__now_us() - start;
     if (rc)
         goto out;

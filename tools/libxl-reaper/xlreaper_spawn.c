@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "xlreaper_audit_internal.h" /* root's record of the DM */
 #include "xlreaper_spawn_internal.h"
 
 /* clang-format off: a table reads better one case a line. */
@@ -267,6 +268,59 @@ static void log_step(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan,
     }
 }
 
+/* ---------- root's record of the DM (xlreaper_dmrec.c) ---------- */
+
+/* Under the lock: what root started pid as, for the audit.  In place
+ * (the wrapper) it is written before the execve.  Not async-signal-safe:
+ * the parent's (or the in-place caller's) side, never the apply's. */
+static int record_dm(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan,
+                     pid_t pid)
+{
+    xlreaper__dmrec r = {
+        .domid = plan->domid,
+        .pid = pid,
+        .runas = plan->mode == XLREAPER_UID_SWITCH_RUNAS,
+        .uid = plan->uid,
+        .gid = plan->gid,
+        .root = plan->record_root,
+        .nnp = true,
+        .unshare_ns = plan->unshare_ipc_mount,
+        .unshare_net = plan->unshare_net,
+        .seccomp_setid = true,
+        .path = plan->path,
+    };
+    xlreaper__sb args = { 0 };
+    int rc;
+
+    if (xlreaper__proc_starttime(pid, &r.start) < 0) {
+        LOGED(ERROR, plan->domid,
+              "reading the start time of device model pid %ld", (long)pid);
+        return XLREAPER_ERROR_FAIL;
+    }
+    for (unsigned i = 0; i < plan->num_rl && i < MAX_RL; i++) {
+        r.rl[i].resource = plan->rl[i].resource;
+        r.rl[i].limit = plan->rl[i].limit == RLIM_INFINITY
+                            ? UINT64_MAX
+                            : (uint64_t)plan->rl[i].limit;
+        r.num_rl++;
+    }
+    for (char **a = plan->argv; *a; a++) {
+        xlreaper__sb_printf(&args, "%s", *a);
+        xlreaper__sb_printf(&args, "%c", 1);
+        if (!args.oom)
+            args.buf[args.len - 1] = '\0';
+    }
+    if (args.oom) {
+        xlreaper__sb_dispose(&args);
+        return XLREAPER_ERROR_NOMEM;
+    }
+    r.argv = args.buf;
+    r.argv_len = args.len;
+    rc = xlreaper__dmrec_write(ctx, &r);
+    xlreaper__sb_dispose(&args);
+    return rc;
+}
+
 int xlreaper_spawn_exec(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
                         unsigned flags)
 {
@@ -288,6 +342,12 @@ int xlreaper_spawn_exec(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
             xlreaper_lock_release(lock);
             return rc;
         }
+    }
+    rc = record_dm(ctx, plan, getpid());
+    if (rc) {
+        run_dispose(&run);
+        xlreaper_lock_release(lock);
+        return rc;
     }
     /* The lock is held until the execve that makes the DM closes its
      * close-on-exec descriptor: no reaper can kill the uid between our
@@ -413,15 +473,16 @@ int xlreaper_spawn(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
     /* Runas mode: the child is QEMU, root until its setuid; recorded
      * while we hold the lock (xlreaper_dmpid.c).  Without the record no
      * reap could reach it: it does not run. */
-    if (plan->mode == XLREAPER_UID_SWITCH_RUNAS) {
+    if (plan->mode == XLREAPER_UID_SWITCH_RUNAS)
         rc = xlreaper__dmpid_record(ctx, plan->domid, pid);
-        if (rc) {
-            int status;
+    if (!rc)
+        rc = record_dm(ctx, plan, pid);
+    if (rc) {
+        int status;
 
-            kill(pid, SIGKILL); /* our unreaped child: the pid is its */
-            xlreaper__wait_child(ctx, pid, &status);
-            goto out;
-        }
+        kill(pid, SIGKILL); /* our unreaped child: the pid is its */
+        xlreaper__wait_child(ctx, pid, &status);
+        goto out;
     }
 
     /* Our unreaped child: its pid cannot be reused under us. */

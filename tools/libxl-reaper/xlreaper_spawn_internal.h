@@ -76,6 +76,7 @@ struct xlreaper_spawn_plan {
     unsigned num_rl;
     bool unshare_ipc_mount, unshare_net, dumpable;
     char *chroot_dir; /* we chroot here (exec mode), or NULL */
+    char *record_root; /* the root the DM ends up in, for its record */
     int exe_fd;       /* O_PATH to path, for execveat in the chroot */
     char *cgroup_parent;
     xlreaper__setid_filter setid; /* built here, installed by the child */

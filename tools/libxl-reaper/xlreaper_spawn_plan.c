@@ -91,6 +91,7 @@ void xlreaper_spawn_plan_free(xlreaper_spawn_plan *plan)
     free(plan->argv);
     free(plan->path);
     free(plan->chroot_dir);
+    free(plan->record_root);
     free(plan->cgroup_parent);
     xlreaper__close_keep_errno(plan->exe_fd);
     free(plan);
@@ -595,6 +596,20 @@ int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
             }
             plan->chroot_dir = chroot_dir;
             chroot_dir = NULL;
+        }
+    }
+
+    /* The root the DM ends up in: ours (exec mode), else the one the
+     * line asks QEMU for (libxl's, or the one added above). */
+    {
+        const char *root = plan->chroot_dir ? plan->chroot_dir
+                           : cl->chroot     ? cl->chroot
+                           : plan->mode == XLREAPER_UID_SWITCH_RUNAS
+                               ? chroot_dir
+                               : NULL;
+        if (root && !(plan->record_root = strdup(root))) {
+            rc = XLREAPER_ERROR_NOMEM;
+            goto fail;
         }
     }
 

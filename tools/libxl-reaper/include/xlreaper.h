@@ -639,7 +639,10 @@ typedef struct {
     bool quiet;                  /* a pass saw no task created */
     unsigned probes;             /* kernel-count probes run */
     unsigned dms;                /* DM processes checked */
+    uint64_t start_us;           /* when it began (monotonic clock) */
     uint64_t duration_us;
+    unsigned deadline_ms; /* the deadline it ran under */
+    bool deadline_passed; /* something was not checked in time */
 } xlreaper_audit_result;
 
 #define XLREAPER_AUDIT_FIX 1u       /* reap leftover uids and clear the
@@ -653,7 +656,15 @@ typedef struct {
     unsigned xenstore_timeout_ms; /* default 2000 */
     unsigned setid_timeout_ms;   /* the "setid" walk's deadline, default
                                   * 120000; 0: not walked (a skip) */
+    unsigned dm_timeout_ms;      /* how long the /proc of one process of
+                                  * a live domain's uid may take to read,
+                                  * default 3000 */
+    unsigned deadline_ms;        /* the whole audit's (the setid walk
+                                  * aside); 0, the default: 5000 plus
+                                  * dm_timeout_ms per such process */
 } xlreaper_audit_opts;
+
+#define XLREAPER_AUDIT_DEADLINE_BASE_MS 5000u
 
 void xlreaper_audit_opts_init(xlreaper_audit_opts *opts);
 void xlreaper_audit_result_init(xlreaper_audit_result *res);
@@ -679,7 +690,8 @@ const char *xlreaper_audit_status_name(xlreaper_audit_status s);
 /*
  * The result as one JSON object (yajl): event "audit", verdict,
  * live_source, live, xenstore_reachable, passes, quiet, probes, dms,
- * duration_us, checks [{check, domid, uid, pid, status, fixed,
+ * duration_us, deadline_ms, deadline_passed, could_not_check (the
+ * count of "unknown" checks), checks [{check, domid, uid, pid, status, fixed,
  * reason}], with null for an absent domid, uid or pid.  *json_r is
  * malloc'd, caller frees.  0 or _NOMEM.
  */

@@ -63,6 +63,22 @@ static void checks(xlr_prom *p, const xlreaper_audit_result *res)
     }
 }
 
+/* What the last audit could not check, per check name, with a total: an
+ * alert on "unknown" needs no knowledge of the names. */
+static void could_not_check(xlr_prom *p, const xlreaper_audit_result *res)
+{
+    unsigned total = 0;
+
+    for (unsigned i = 0; i < res->num; i++)
+        total += res->checks[i].status == XLREAPER_AUDIT_UNKNOWN;
+    xlr_prom_family(p, "xl_reaper_audit_could_not_check", "gauge",
+                    "Checks the last audit could not make (a /proc that did "
+                    "not answer in time, its deadline, a source that did "
+                    "not answer).");
+    xlr_prom_sample(p, "xl_reaper_audit_could_not_check", XLR_PROM_NO_LABELS,
+                    total);
+}
+
 static void leftovers(xlr_prom *p, const xlreaper_audit_result *res)
 {
     unsigned uids = 0;
@@ -153,6 +169,15 @@ int xlr_audit_prometheus(const xlreaper_audit_result *res, const char *error,
               "Kernel task-count probes the last audit ran.", res->probes);
         gauge(&p, "xl_reaper_audit_duration_seconds",
               "How long the last audit took.", (double)res->duration_us / 1e6);
+        could_not_check(&p, res);
+        gauge(&p, "xl_reaper_audit_deadline_seconds",
+              "The deadline the last audit ran under (the set-id walk "
+              "aside).",
+              (double)res->deadline_ms / 1e3);
+        gauge(&p, "xl_reaper_audit_deadline_passed",
+              "1 when the last audit's deadline passed before every check "
+              "was made (those say could not check).",
+              res->deadline_passed);
     }
     gauge(&p, "xl_reaper_audit_timestamp_seconds",
           "When the last audit ended (Unix time): alert when it is old.",

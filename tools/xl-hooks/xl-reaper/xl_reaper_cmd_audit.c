@@ -2,7 +2,8 @@
 /*
  * xl_reaper_cmd_audit.c - `xl-reaper audit [--tap | --json |
  * --prometheus | --prometheus-file FILE] [--fix] [--probe-all]
- * [--xenstore-timeout MS] [--setid-timeout MS]`: is every DM jailed, is
+ * [--xenstore-timeout MS] [--setid-timeout MS] [--deadline MS]
+ * [--dm-timeout MS]`: is every DM jailed, is
  * every dead domain's uid empty, does no set-id file lead back into the
  * range?  Changes nothing unless --fix.
  *
@@ -95,7 +96,7 @@ static void summary(FILE *f, const char *prefix,
     fprintf(f,
             "%saudit: %s: %u violation%s, %u could not check, %u passed, "
             "%u skipped%s; %u /proc pass%s (%s), %u kernel-count probe%s, "
-            "%.1f ms; exit %d\n",
+            "%.1f ms (deadline %u ms%s); exit %d\n",
             prefix,
             ret == XLR_AUDIT_EXIT_OK          ? "PASS"
             : ret == XLR_AUDIT_EXIT_VIOLATION ? "FAIL"
@@ -104,7 +105,8 @@ static void summary(FILE *f, const char *prefix,
             t.fixed ? " (some fixed by --fix)" : "", res->passes,
             res->passes == 1 ? "" : "es", res->quiet ? "quiet" : "not quiet",
             res->probes, res->probes == 1 ? "" : "s",
-            (double)res->duration_us / 1000.0, ret);
+            (double)res->duration_us / 1000.0, res->deadline_ms,
+            res->deadline_passed ? ", passed" : "", ret);
 }
 
 static void print_table(const xlr_cli *cli, const xlreaper_audit_result *res,
@@ -218,6 +220,8 @@ static int parse_args(audit_args *a, bool json, int argc, char **argv)
         { "probe-all", no_argument, NULL, 'p' },
         { "xenstore-timeout", required_argument, NULL, 'x' },
         { "setid-timeout", required_argument, NULL, 's' },
+        { "deadline", required_argument, NULL, 'd' },
+        { "dm-timeout", required_argument, NULL, 'm' },
         { NULL, 0, NULL, 0 },
     };
     unsigned outs = json;
@@ -229,7 +233,8 @@ static int parse_args(audit_args *a, bool json, int argc, char **argv)
     memset(a, 0, sizeof(*a));
     xlreaper_audit_opts_init(&a->ao);
     a->out = json ? OUT_JSON : OUT_TABLE;
-    while ((opt = getopt_long(argc, argv, "+:tjfpx:s:", opts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "+:tjfpx:s:d:m:", opts, NULL)) !=
+           -1) {
         switch (opt) {
         case 't':
             a->out = OUT_TAP;
@@ -279,6 +284,24 @@ static int parse_args(audit_args *a, bool json, int argc, char **argv)
                                                 "(0: no set-id walk)",
                                        optarg);
             a->ao.setid_timeout_ms = (unsigned)v;
+            break;
+        case 'd':
+            v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 1 || v > 3600000)
+                return xlr_usage_error("audit",
+                                       "--deadline '%s': a number "
+                                       "of ms, 1..3600000",
+                                       optarg);
+            a->ao.deadline_ms = (unsigned)v;
+            break;
+        case 'm':
+            v = strtol(optarg, &end, 10);
+            if (!*optarg || *end || v < 1 || v > 600000)
+                return xlr_usage_error("audit",
+                                       "--dm-timeout '%s': a "
+                                       "number of ms, 1..600000",
+                                       optarg);
+            a->ao.dm_timeout_ms = (unsigned)v;
             break;
         default: return xlr_option_error("audit", opt, argv);
         }

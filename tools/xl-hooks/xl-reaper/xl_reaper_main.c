@@ -74,7 +74,8 @@ const xlr_command xlr_commands[] = {
       XLR_EXIT_USAGE },
     { "audit",
       "[--tap | --json | --prometheus | --prometheus-file FILE] [--fix] "
-      "[--probe-all] [--xenstore-timeout MS] [--setid-timeout MS]",
+      "[--probe-all] [--xenstore-timeout MS] [--setid-timeout MS] "
+      "[--deadline MS] [--dm-timeout MS]",
       "check every DM is jailed and every dead domain's uid is empty",
       xlr_cmd_audit,
       "  --tap                  TAP version 13\n"
@@ -90,6 +91,11 @@ const xlr_command xlr_commands[] = {
       "  --setid-timeout MS     walk the writable file systems for set-id\n"
       "                         files of the range for at most MS (default\n"
       "                         120000; 0: no walk)\n"
+      "  --deadline MS          the whole audit's deadline, the walk aside\n"
+      "                         (default 5000 plus --dm-timeout per\n"
+      "                         process of a live domain's uid)\n"
+      "  --dm-timeout MS        read one such process's /proc for at most\n"
+      "                         MS (default 3000)\n"
       "\n"
       "Changes nothing without --fix.  Needs root.\n"
       "exit: 0 every check passed, 1 a violation, 2 could not check\n",

@@ -1,0 +1,543 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
+/*
+ * xlreaper_audit_facts.c - what the kernel says about one process of a
+ * DM uid, read by a child with a deadline.
+ *
+ * A DM can make some reads of its /proc directory block: a thread that
+ * holds its own mmap lock (it maps a direct-I/O FUSE file of its own
+ * while a page of that file is locked by a read it never answers)
+ * blocks every reader of its cmdline, environ and smaps*; a stat that
+ * follows one of its fd links to a file of a FUSE server that never
+ * answers would block too.  The audit reads none of those files, and
+ * stats open files with AT_STATX_DONT_SYNC (cached attributes, no
+ * request to the file system).  What it reads (task/N/status, stat,
+ * limits, the root, exe and ns links, the fd links) answers without the
+ * mmap lock.  Still, a kernel can change, so every read of a DM's /proc
+ * happens here, in a forked child that streams what it read to the
+ * audit through a pipe, section by section.  The audit waits for it
+ * until a deadline; a child that misses it is killed, and what it had
+ * not sent yet is "could not check", naming the section it was in.
+ *
+ * The child only makes system calls (open, read, getdents64, statx,
+ * readlinkat, write) on its stack: the audit may have a xenstore thread
+ * of its own blocked in libxenstore (xlreaper_audit_xen.c), whose locks
+ * a forked child must not touch.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "xlreaper_audit_internal.h"
+
+enum {
+    K_SECTION = 1, /* a = the section now being read */
+    K_STAT,        /* text of /proc/PID/stat */
+    K_THREAD,      /* a = tid, text of task/tid/status */
+    K_THREADS_END, /* a = threads listed */
+    K_LIMITS,      /* text */
+    K_LINK,        /* a = which link, err, x = dev, y = ino */
+    K_FD,          /* a = fd, x = rdev, y = ino, z = dev, b = mode;
+                    * text: the link */
+    K_FDS_END,     /* a = descriptors listed */
+    K_END,
+};
+
+typedef struct {
+    uint32_t kind, len;
+    int32_t a, err;
+    uint32_t b, pad;
+    uint64_t x, y, z;
+} frame;
+
+#define TEXT_MAX 8192
+
+/* ---------- the child: system calls on its stack only ---------- */
+
+static void put(int wfd, const frame *f, const void *text)
+{
+    struct iovec iov[2] = { { (void *)f, sizeof(*f) },
+                            { (void *)text, f->len } };
+    size_t want = sizeof(*f) + f->len, done = 0;
+
+    /* A short write into a pipe only happens for large texts; the
+     * frame's parts are then written out in order. */
+    while (done < want) {
+        ssize_t r;
+
+        if (done < sizeof(*f)) {
+            iov[0].iov_base = (char *)f + done;
+            iov[0].iov_len = sizeof(*f) - done;
+            r = writev(wfd, iov, f->len ? 2 : 1);
+        } else {
+            r = write(wfd, (const char *)text + (done - sizeof(*f)),
+                      want - done);
+        }
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            _exit(3); /* the audit went away */
+        done += (size_t)r;
+    }
+}
+
+static void section(int wfd, int s)
+{
+    frame f = { .kind = K_SECTION, .a = s };
+    put(wfd, &f, NULL);
+}
+
+/* "/proc/PID/" + rel into buf: no snprintf in the child. */
+static void proc_path(char *buf, size_t size, const char *pid, const char *rel)
+{
+    size_t n = 0;
+
+    for (const char *s = "/proc/"; *s && n + 1 < size; s++)
+        buf[n++] = *s;
+    for (const char *s = pid; *s && n + 1 < size; s++)
+        buf[n++] = *s;
+    if (n + 1 < size)
+        buf[n++] = '/';
+    for (const char *s = rel; *s && n + 1 < size; s++)
+        buf[n++] = *s;
+    buf[n] = '\0';
+}
+
+static ssize_t read_text(const char *path, char *buf, size_t size)
+{
+    size_t n = 0;
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (fd < 0)
+        return -1;
+    while (n < size) {
+        ssize_t r = read(fd, buf + n, size - n);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        n += (size_t)r;
+    }
+    close(fd);
+    return (ssize_t)n;
+}
+
+static void send_text(int wfd, int kind, int a, const char *path)
+{
+    char buf[TEXT_MAX];
+    ssize_t n = read_text(path, buf, sizeof(buf));
+    frame f = { .kind = (uint32_t)kind, .a = a };
+
+    if (n < 0) {
+        f.err = errno;
+        n = 0;
+    }
+    f.len = (uint32_t)n;
+    put(wfd, &f, buf);
+}
+
+/* statx of a link's target from cached attributes only. */
+static int stat_cached(int dirfd, const char *name, struct statx *sx)
+{
+    return (int)syscall(SYS_statx, dirfd, name, AT_STATX_DONT_SYNC,
+                        STATX_TYPE | STATX_MODE | STATX_INO, sx);
+}
+
+static void send_link(int wfd, int which, const char *path)
+{
+    struct statx sx;
+    frame f = { .kind = K_LINK, .a = which };
+
+    if (stat_cached(AT_FDCWD, path, &sx) < 0) {
+        f.err = errno;
+    } else {
+        f.x = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+        f.y = sx.stx_ino;
+    }
+    put(wfd, &f, NULL);
+}
+
+static long to_long(const char *s)
+{
+    long v = 0;
+
+    if (*s < '0' || *s > '9')
+        return -1;
+    for (; *s; s++) {
+        if (*s < '0' || *s > '9' || v > 100000000)
+            return -1;
+        v = v * 10 + (*s - '0');
+    }
+    return v;
+}
+
+/* Calls fn for every numeric entry of the directory at path. */
+static unsigned each_entry(const char *path,
+                           void (*fn)(void *arg, int dfd, const char *name,
+                                      long n),
+                           void *arg, int *err_r)
+{
+    char buf[4096];
+    unsigned count = 0;
+    int dfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+    *err_r = 0;
+    if (dfd < 0) {
+        *err_r = errno;
+        return 0;
+    }
+    for (;;) {
+        long r = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            *err_r = errno;
+        if (r <= 0)
+            break;
+        for (long off = 0; off < r;) {
+            struct {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *de = (void *)(buf + off);
+            long n = to_long(de->name);
+
+            off += de->reclen;
+            if (n < 0)
+                continue;
+            count++;
+            fn(arg, dfd, de->name, n);
+        }
+    }
+    close(dfd);
+    return count;
+}
+
+typedef struct {
+    int wfd;
+    const char *pid;
+    const xlreaper__xendevs *xd;
+} child_arg;
+
+static void one_thread(void *arg, int dfd, const char *name, long tid)
+{
+    child_arg *c = arg;
+    char rel[64], path[96];
+    size_t n = 0;
+
+    (void)dfd;
+    for (const char *s = "task/"; *s; s++)
+        rel[n++] = *s;
+    for (const char *s = name; *s && n < 40; s++)
+        rel[n++] = *s;
+    for (const char *s = "/status"; *s; s++)
+        rel[n++] = *s;
+    rel[n] = '\0';
+    proc_path(path, sizeof(path), c->pid, rel);
+    send_text(c->wfd, K_THREAD, (int)tid, path);
+}
+
+static void one_fd(void *arg, int dfd, const char *name, long fd)
+{
+    child_arg *c = arg;
+    char target[PATH_MAX];
+    struct statx sx;
+    struct stat st;
+    frame f = { .kind = K_FD, .a = (int32_t)fd };
+    ssize_t n;
+
+    if (stat_cached(dfd, name, &sx) < 0)
+        return; /* closed since the listing */
+    memset(&st, 0, sizeof(st));
+    st.st_mode = sx.stx_mode;
+    st.st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+    st.st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+    st.st_ino = sx.stx_ino;
+    /* Only Xen's nodes are sent: the rest are counted. */
+    if (!xlreaper__xendevs_match(c->xd, &st))
+        return;
+    n = readlinkat(dfd, name, target, sizeof(target) - 1);
+    f.len = n > 0 ? (uint32_t)n : 0;
+    f.b = st.st_mode;
+    f.x = st.st_rdev;
+    f.y = st.st_ino;
+    f.z = st.st_dev;
+    put(c->wfd, &f, target);
+}
+
+static void reader(int wfd, pid_t pid, const char *first,
+                   const xlreaper__xendevs *xd)
+{
+    char spid[24], path[96];
+    child_arg c = { .wfd = wfd, .pid = spid, .xd = xd };
+    frame f;
+    int i = (int)sizeof(spid) - 1, err;
+    unsigned long v = (unsigned long)pid;
+
+    spid[i] = '\0';
+    do {
+        spid[--i] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v && i > 0);
+    memmove(spid, spid + i, sizeof(spid) - (size_t)i);
+
+    if (first) {
+        /* Tests only: a read that may block, to prove the deadline. */
+        char buf[256];
+        section(wfd, XLREAPER__FACTS_HOOK);
+        proc_path(path, sizeof(path), spid, first);
+        (void)read_text(path, buf, sizeof(buf));
+    }
+    section(wfd, XLREAPER__FACTS_STAT);
+    proc_path(path, sizeof(path), spid, "stat");
+    send_text(wfd, K_STAT, 0, path);
+
+    section(wfd, XLREAPER__FACTS_THREADS);
+    proc_path(path, sizeof(path), spid, "task");
+    f = (frame){ .kind = K_THREADS_END };
+    f.a = (int32_t)each_entry(path, one_thread, &c, &err);
+    f.err = err;
+    put(wfd, &f, NULL);
+
+    section(wfd, XLREAPER__FACTS_LIMITS);
+    proc_path(path, sizeof(path), spid, "limits");
+    send_text(wfd, K_LIMITS, 0, path);
+
+    section(wfd, XLREAPER__FACTS_LINKS);
+    proc_path(path, sizeof(path), spid, "root");
+    send_link(wfd, XLREAPER__LINK_ROOT, path);
+    proc_path(path, sizeof(path), spid, "exe");
+    send_link(wfd, XLREAPER__LINK_EXE, path);
+    proc_path(path, sizeof(path), spid, "ns/mnt");
+    send_link(wfd, XLREAPER__LINK_MNT, path);
+    proc_path(path, sizeof(path), spid, "ns/ipc");
+    send_link(wfd, XLREAPER__LINK_IPC, path);
+    proc_path(path, sizeof(path), spid, "ns/net");
+    send_link(wfd, XLREAPER__LINK_NET, path);
+
+    section(wfd, XLREAPER__FACTS_FDS);
+    proc_path(path, sizeof(path), spid, "fd");
+    f = (frame){ .kind = K_FDS_END };
+    f.a = (int32_t)each_entry(path, one_fd, &c, &err);
+    f.err = err;
+    put(wfd, &f, NULL);
+
+    f = (frame){ .kind = K_END };
+    put(wfd, &f, NULL);
+    _exit(0);
+}
+
+/* ---------- the audit's side ---------- */
+
+const char *xlreaper__facts_section_name(int s)
+{
+    switch (s) {
+    case XLREAPER__FACTS_HOOK: return "a test's extra read";
+    case XLREAPER__FACTS_STAT: return "its stat";
+    case XLREAPER__FACTS_THREADS: return "its threads' status";
+    case XLREAPER__FACTS_LIMITS: return "its limits";
+    case XLREAPER__FACTS_LINKS: return "its root, exe and ns links";
+    case XLREAPER__FACTS_FDS: return "its fd directory";
+    }
+    return "nothing yet (the reader did not start)";
+}
+
+void xlreaper__facts_dispose(xlreaper__facts *fc)
+{
+    xlreaper__audit_tasks_dispose(&fc->threads);
+    free(fc->limits);
+    free(fc->xenfds);
+    memset(fc, 0, sizeof(*fc));
+}
+
+static int take(xlreaper__facts *fc, const frame *f, const char *text)
+{
+    switch (f->kind) {
+    case K_SECTION: fc->section = f->a; break;
+    case K_STAT:
+        if (!f->err &&
+            !xlreaper__parse_stat_starttime(text, f->len, &fc->start))
+            fc->have_start = true;
+        break;
+    case K_THREAD: {
+        xlreaper__audit_task at;
+        xlreaper__audit_tasks *l = &fc->threads;
+
+        /* A thread that ended since the listing has no status. */
+        if (f->err || xlreaper__audit_parse_status(text, f->len, &at))
+            break;
+        if (l->num == l->cap) {
+            unsigned ncap = l->cap ? l->cap * 2 : 16;
+            xlreaper__audit_task *n = realloc(l->tasks, ncap * sizeof(*n));
+            if (!n)
+                return XLREAPER_ERROR_NOMEM;
+            l->tasks = n;
+            l->cap = ncap;
+        }
+        l->tasks[l->num++] = at;
+        break;
+    }
+    case K_THREADS_END:
+        fc->threads_err = f->err;
+        fc->threads_done = true;
+        break;
+    case K_LIMITS:
+        if (f->err) {
+            fc->limits_err = f->err;
+        } else {
+            fc->limits = malloc((size_t)f->len + 1);
+            if (!fc->limits)
+                return XLREAPER_ERROR_NOMEM;
+            memcpy(fc->limits, text, f->len);
+            fc->limits[f->len] = '\0';
+            fc->limits_len = f->len;
+        }
+        fc->have_limits = true;
+        break;
+    case K_LINK:
+        if (f->a < 0 || f->a >= XLREAPER__LINKS)
+            break;
+        fc->link[f->a].have = true;
+        fc->link[f->a].err = f->err;
+        fc->link[f->a].dev = (dev_t)f->x;
+        fc->link[f->a].ino = (ino_t)f->y;
+        break;
+    case K_FD: {
+        xlreaper__facts_fd *n =
+            realloc(fc->xenfds, (fc->nxen + 1) * sizeof(*n));
+        xlreaper__facts_fd *d;
+
+        if (!n)
+            return XLREAPER_ERROR_NOMEM;
+        fc->xenfds = n;
+        d = &n[fc->nxen++];
+        memset(d, 0, sizeof(*d));
+        d->fd = f->a;
+        d->st.st_mode = f->b;
+        d->st.st_rdev = (dev_t)f->x;
+        d->st.st_ino = (ino_t)f->y;
+        d->st.st_dev = (dev_t)f->z;
+        memcpy(d->target, text,
+               f->len < sizeof(d->target) ? f->len : sizeof(d->target) - 1);
+        break;
+    }
+    case K_FDS_END:
+        fc->nfds = (unsigned)f->a;
+        fc->fds_err = f->err;
+        fc->fds_done = true;
+        break;
+    case K_END: fc->done = true; break;
+    }
+    return 0;
+}
+
+/* What is left in buf after the whole frames in it are taken. */
+static int take_all(xlreaper__facts *fc, char *buf, size_t *len)
+{
+    size_t off = 0;
+    int rc = 0;
+
+    while (!rc && *len - off >= sizeof(frame)) {
+        frame f;
+
+        memcpy(&f, buf + off, sizeof(f));
+        if (f.len > TEXT_MAX + PATH_MAX)
+            return XLREAPER_ERROR_FAIL; /* not our child's */
+        if (*len - off < sizeof(f) + f.len)
+            break;
+        rc = take(fc, &f, buf + off + sizeof(f));
+        off += sizeof(f) + f.len;
+    }
+    memmove(buf, buf + off, *len - off);
+    *len -= off;
+    return rc;
+}
+
+int xlreaper__facts_read(xlreaper_ctx *ctx, pid_t pid,
+                         const xlreaper__xendevs *xd, const char *first,
+                         uint64_t deadline_us, xlreaper__facts *fc)
+{
+    size_t cap = 2 * (sizeof(frame) + TEXT_MAX + PATH_MAX), len = 0;
+    uint64_t t0 = xlreaper__now_us();
+    char *buf = NULL;
+    pid_t child, parent = getpid();
+    int p[2], rc = 0, status;
+
+    memset(fc, 0, sizeof(*fc));
+    fc->read = true;
+    fc->section = -1;
+    buf = malloc(cap);
+    if (!buf)
+        return XLREAPER_ERROR_NOMEM;
+    if (pipe2(p, O_CLOEXEC) < 0) {
+        LOGE(ERROR, "audit: pipe for the reader of pid %ld", (long)pid);
+        free(buf);
+        return XLREAPER_ERROR_FAIL;
+    }
+    child = fork();
+    if (child < 0) {
+        LOGE(ERROR, "audit: fork for the reader of pid %ld", (long)pid);
+        close(p[0]);
+        close(p[1]);
+        free(buf);
+        return XLREAPER_ERROR_FAIL;
+    }
+    if (child == 0) {
+        xlreaper__helper_prelude(p[1], parent);
+        reader(p[1], pid, first, xd);
+    }
+    close(p[1]);
+    for (;;) {
+        uint64_t now = xlreaper__now_us();
+        struct pollfd pfd = { .fd = p[0], .events = POLLIN };
+        ssize_t r;
+        int pr;
+
+        if (now >= deadline_us) {
+            fc->timed_out = true;
+            break;
+        }
+        pr = poll(&pfd, 1, (int)((deadline_us - now + 999) / 1000));
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr < 0) {
+            LOGE(ERROR, "audit: poll for the reader of pid %ld", (long)pid);
+            rc = XLREAPER_ERROR_FAIL;
+            break;
+        }
+        if (pr == 0)
+            continue;
+        r = read(p[0], buf + len, cap - len);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break; /* EOF: it ended */
+        len += (size_t)r;
+        rc = take_all(fc, buf, &len);
+        if (rc)
+            break;
+    }
+    close(p[0]);
+    free(buf);
+    fc->elapsed_us = xlreaper__now_us() - t0;
+    kill(child, SIGKILL);
+    /* Killed, it ends at once unless a read holds it in an
+     * uninterruptible sleep; then it is left to init, not waited on. */
+    for (unsigned i = 0; i < 200; i++) {
+        pid_t w = waitpid(child, &status, WNOHANG | __WALL);
+        if (w == child || (w < 0 && errno != EINTR))
+            break;
+        xlreaper__sleep_us(1000);
+    }
+    return rc;
+}

@@ -40,9 +40,11 @@ endif
 -include bench/bench_spawn.mk
 -include bench/bench_daemon.mk
 -include bench/bench_stuck.mk
+-include bench/bench_audit.mk
 BENCH_EXTRA := $(if $(wildcard bench/bench_spawn.mk),bench-spawn) \
 	$(if $(wildcard bench/bench_daemon.mk),bench-daemon bench-daemon-faults) \
-	$(if $(wildcard bench/bench_stuck.mk),bench-stuck)
+	$(if $(wildcard bench/bench_stuck.mk),bench-stuck) \
+	$(if $(wildcard bench/bench_audit.mk),bench-audit)
 
 $(BUILD)/obj/bench/%.o: CFLAGS_ALL += -Ibench/lib -Itests/lib
 .SECONDARY: $(patsubst %,$(BUILD)/obj/bench/bench_%.o,$(BENCH_MINE))

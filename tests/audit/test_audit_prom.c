@@ -139,6 +139,11 @@ static void test_could_not_check(void **state)
     /* Unknown live domains: no count of them is made up. */
     assert_false(xlrt_prom_has(out, "xl_reaper_audit_live_domains"));
     assert_true(xlrt_prom_value(out, "xl_reaper_audit_duration_seconds") > 0);
+    /* What it could not check, counted, and its deadline. */
+    assert_true(xlrt_prom_value(out, "xl_reaper_audit_could_not_check") >= 2);
+    assert_int_equal(xlrt_prom_value(out, "xl_reaper_audit_deadline_passed"),
+                     0);
+    assert_true(xlrt_prom_value(out, "xl_reaper_audit_deadline_seconds") >= 5);
     free(out);
     free(err);
 }

@@ -223,6 +223,7 @@ typedef struct {
     const char *argv_domid; /* -xen-domid's value; NULL: domid */
     bool no_domid_arg;
     bool ambient_cap;     /* keep CAP_NET_BIND_SERVICE across execve */
+    bool userns;          /* a user namespace of its own (unmapped) */
     bool share_ns;        /* keep the mount and IPC namespaces (libxl
                            * unshares them for every restricted DM) */
     const char *extra[8]; /* more arguments, after -xen-domid */
@@ -311,6 +312,8 @@ static pid_t start_dm(fx *f, const dm_spec *s)
         /* Cleared by the change of ids: set it now. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
         if (!s->no_nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+            child_fail(p[1]);
+        if (s->userns && unshare(CLONE_NEWUSER) < 0)
             child_fail(p[1]);
         syscall(SYS_execveat, exe, "", argv, (char *[]){ NULL },
                 AT_EMPTY_PATH);
@@ -480,6 +483,7 @@ static void test_clean_passes(void **state)
     expect(res, "cmdline", LIVE, SKIP, "not read");
     expect(res, "seccomp", LIVE, SKIP, "no record of root's");
     expect(res, "namespaces", LIVE, PASS, "its own mount, IPC namespaces");
+    expect(res, "userns", LIVE, PASS, "in the host's user namespace");
     expect(res, "deadline", D, PASS, "every check made within");
     expect(res, "rlimits", LIVE, PASS,
            "NPROC 64/64, NOFILE 4096/4096, FSIZE 262144/262144, CORE 0/0, "
@@ -545,6 +549,33 @@ static void test_no_new_privs(void **state)
     start_dm(f, &(dm_spec){ .domid = LIVE, .no_nnp = true });
     res = run(f, 0);
     expect(res, "no_new_privs", LIVE, FAIL, "NoNewPrivs is 0");
+    expect_only_failures(res, fails);
+}
+
+/* A DM in a user namespace of its own is root there: it could mount
+ * FUSE and make its own tasks unkillable. */
+static void test_user_namespace(void **state)
+{
+    fx *f = *state;
+    static const char *const fails[] = { "userns", NULL };
+    const xlreaper_audit_result *res;
+    pid_t pid = fork();
+    int status;
+
+    /* Can the uid make one here at all? */
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(syscall(SYS_setresuid, BASE + LIVE, BASE + LIVE, BASE + LIVE) ||
+              unshare(CLONE_NEWUSER));
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+        print_message("[  SKIPPED ] the host refuses the uid a user "
+                      "namespace: no DM can live in one here\n");
+        skip();
+    }
+    start_dm(f, &(dm_spec){ .domid = LIVE, .userns = true });
+    res = run(f, 0);
+    expect(res, "userns", LIVE, FAIL, "not the host's");
     expect_only_failures(res, fails);
 }
 
@@ -1832,6 +1863,7 @@ int main(void)
         T(test_supplementary_group),
         T(test_own_gid_as_group),
         T(test_no_new_privs),
+        T(test_user_namespace),
         T(test_capability_kept),
         T(test_nproc_unlimited),
         T(test_configured_limit),

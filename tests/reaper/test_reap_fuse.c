@@ -8,7 +8,8 @@
  * `xl-reaper spawn --reap-stale` then starts a DM in its uid.  A DM task
  * stuck on a FUSE connection that is not the DM's (root's) cannot be
  * ended: the reap says "stuck", exit 5, with the task and its wchan,
- * at reap_timeout_ms, never "empty" and never a hang.
+ * at reap_timeout_ms, never "empty" and never a hang; the audit (no
+ * domain live) says "stuck" of it too, with the task and its wchan.
  *
  * The adversary is started as the DM uid directly, not through the
  * spawn: the spawn's seccomp filter now refuses it the user namespace
@@ -38,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "xlreaper_audit_internal.h"
 #include "xlrt_spawn.h"
 
 #define BASE 9740000ul
@@ -459,6 +461,94 @@ static void test_foreign_fuse_wait_is_stuck(void **state)
     free(err);
 }
 
+/* No domain is live: every DM uid is a dead domain's. */
+static int hook_no_live(void *opaque, uint32_t **domids_r, unsigned *num_r)
+{
+    (void)opaque;
+    *domids_r = calloc(1, sizeof(uint32_t));
+    *num_r = 0;
+    return *domids_r ? 0 : XLREAPER_ERROR_NOMEM;
+}
+
+/* True once tid is in D state with SIGKILL pending (SigPnd or ShdPnd
+ * has bit 8, signal 9). */
+static bool killed_in_d(pid_t tid)
+{
+    char path[64], buf[4096];
+    const char *l;
+    bool d = false, pending = false;
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%ld/status", (long)tid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    buf[n > 0 ? n : 0] = '\0';
+    if ((l = strstr(buf, "\nState:\t")))
+        d = l[8] == 'D';
+    for (const char *k = buf; (k = strstr(k, "Pnd:\t")); k += 5)
+        pending |= (strtoull(k + 5, NULL, 16) & (1ull << 8)) != 0;
+    return d && pending;
+}
+
+/* The audit, with no domain live, names the killed task stuck on a FUSE
+ * wait: a "stuck" line with its pid and wchan, besides the leftover. */
+static void test_audit_says_stuck(void **state)
+{
+    fixture *f = *state;
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
+    char walk[4300];
+    const char *roots[2] = { walk, NULL };
+    xlreaper__audit_hooks h;
+    xlreaper_audit_opts o;
+    xlreaper_audit_result res;
+    const xlreaper_audit_check *stuck = NULL, *left = NULL;
+    int i;
+
+    start_root_dm(f, 4);
+    expect_waiting(f);
+    kill_uid(f->uid);
+    for (i = 0; i < 200 && !killed_in_d(f->waiter); i++)
+        usleep(10000);
+    if (!killed_in_d(f->waiter))
+        fail_msg("the waiter %ld is not in D state with SIGKILL pending",
+                 (long)f->waiter);
+    /* The set-id walk: an empty directory, not the FUSE mount. */
+    snprintf(walk, sizeof(walk), "%s/walk", f->dir);
+    assert_int_equal(mkdir(walk, 0755), 0);
+    memset(&h, 0, sizeof(h));
+    h.live_domids = hook_no_live;
+    h.sweep_max_domid = 9;
+    h.setid_roots = roots;
+    xlreaper_audit_opts_init(&o);
+    xlreaper_audit_result_init(&res);
+    assert_int_equal(xlreaper__audit_run(ctx, &o, &h, &res), 0);
+    for (unsigned k = 0; k < res.num; k++) {
+        const xlreaper_audit_check *c = &res.checks[k];
+
+        if (c->domid != 4)
+            continue;
+        if (!strcmp(c->name, "stuck"))
+            stuck = c;
+        if (!strcmp(c->name, "leftover"))
+            left = c;
+    }
+    if (!left || left->status != XLREAPER_AUDIT_FAIL)
+        fail_msg("no failed leftover line for domid 4");
+    if (!stuck || stuck->status != XLREAPER_AUDIT_FAIL ||
+        stuck->pid != f->waiter ||
+        !strstr(stuck->reason, "at request_wait_answer"))
+        fail_msg("no stuck line naming pid %ld at request_wait_answer: "
+                 "%s",
+                 (long)f->waiter, stuck ? stuck->reason : "(none)");
+    xlreaper_audit_result_dispose(&res);
+    xlreaper_ctx_free(ctx);
+    rmdir(walk);
+}
+
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
 
 int main(void)
@@ -467,6 +557,7 @@ int main(void)
         T(test_fuse_stuck_dm_verified_empty),
         T(test_spawn_reap_stale_after_fuse_stuck),
         T(test_foreign_fuse_wait_is_stuck),
+        T(test_audit_says_stuck),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

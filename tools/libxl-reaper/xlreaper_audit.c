@@ -461,6 +461,9 @@ static const xlreaper__audit_check_def checks[] = {
       "the kernel's limits are at most root's record's (or the config's)" },
     { "namespaces", DM, xlreaper__audit_dm_ns,
       "its own mount and IPC (and network, if asked) namespaces" },
+    { "userns", DM, xlreaper__audit_dm_userns,
+      "it lives in the host's user namespace (in one of its own it is "
+      "root there, and can make its own tasks unkillable)" },
     { "chroot", DM, xlreaper__audit_dm_chroot,
       "its root is the recorded one (or chroot_base's qemu-root-DOMID), "
       "by device and inode" },
@@ -478,6 +481,9 @@ static const xlreaper__audit_check_def checks[] = {
     { "dead_uids", DEAD, xlreaper__audit_dead_uids,
       "no dead domain's uid has a task, and how that was established" },
     { "leftover", DEAD, NULL, "one dead domain's uid with tasks" },
+    { "stuck", DEAD, NULL,
+      "a leftover uid's tasks in D state with SIGKILL pending, named with "
+      "where the first waits" },
     { "deadline", HOST, check_deadline,
       "every check was made within the audit's deadline" },
     /* Its own deadline (setid_timeout_ms), not the audit's. */
@@ -511,12 +517,14 @@ static void own_namespaces(audit *a)
         [XLREAPER__LINK_MNT] = "/proc/self/ns/mnt",
         [XLREAPER__LINK_IPC] = "/proc/self/ns/ipc",
         [XLREAPER__LINK_NET] = "/proc/self/ns/net",
+        [XLREAPER__LINK_USER] = "/proc/self/ns/user",
     };
     struct stat st;
 
     for (int l = 0; l < XLREAPER__LINKS; l++)
         if (paths[l] && stat(paths[l], &st) == 0) {
             a->own_ns[l].have = true;
+            a->own_ns[l].dev = st.st_dev;
             a->own_ns[l].ino = st.st_ino;
         }
 }

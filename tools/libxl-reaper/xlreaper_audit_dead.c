@@ -5,8 +5,11 @@
  * domain's DM uid (xlreaper_audit.c says how a /proc pass and the
  * kernel's count share that work).
  */
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "xlreaper_audit_internal.h"
 
@@ -222,6 +225,67 @@ static bool bucket_has_real(const audit *a, uid_t uid)
     return false;
 }
 
+/*
+ * Where tid sleeps, printable, into buf ("?" when it cannot be read).
+ * /proc/PID/wchan takes no lock the task can hold (not its mmap lock,
+ * not its exec lock, unlike cmdline or stack): read here, like the
+ * pass's status files.
+ */
+static void read_wchan(pid_t tid, char *buf, size_t size)
+{
+    char path[64];
+    ssize_t n = -1;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%ld/wchan", (long)tid);
+    fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        n = xlreaper__read_all(fd, buf, size - 1);
+        close(fd);
+    }
+    if (n <= 0 || (n == 1 && buf[0] == '0')) {
+        snprintf(buf, size, "?");
+        return;
+    }
+    buf[n] = '\0';
+    for (char *p = buf; *p; p++)
+        if (*p < 0x20 || *p > 0x7e)
+            *p = '?';
+}
+
+/*
+ * A task of a dead domain's uid in D state with SIGKILL pending has
+ * been killed and cannot exit until what it waits on answers: a reap
+ * says "stuck" of it (or, on a FUSE connection of the DM's own, aborts
+ * it).  Said apart from the leftover, with where the first one waits.
+ */
+static int check_stuck(audit *a, uint32_t domid, uid_t uid)
+{
+    const xlreaper_task *first = NULL;
+    char wchan[64];
+    unsigned n = 0;
+
+    for (unsigned i = 0; i < a->tasks.num; i++) {
+        const xlreaper_task *t = &a->tasks.tasks[i].t;
+
+        if (task_has_uid(t, uid) && t->state == 'D' && t->kill_pending) {
+            first = first ? first : t;
+            n++;
+        }
+    }
+    if (!first)
+        return 0;
+    read_wchan(first->tid, wchan, sizeof(wchan));
+    return ADD(a, "stuck", domid, uid, first->tid, XLREAPER_AUDIT_FAIL,
+               "domid %u is not live, and %u task%s of its uid %lu %s in D "
+               "state with SIGKILL pending, first pid %ld (%s) at %s: "
+               "killed, it cannot exit until what it waits on answers "
+               "(`xl-reaper kill %u` aborts the uid's own FUSE connections)",
+               domid, n, n == 1 ? "" : "s", (unsigned long)uid,
+               n == 1 ? "is" : "are", (long)first->tid, first->comm, wchan,
+               domid);
+}
+
 static int leftover(audit *a, uint32_t domid, uid_t uid, const bucket *b,
                     unsigned *found)
 {
@@ -270,9 +334,10 @@ static int leftover(audit *a, uint32_t domid, uid_t uid, const bucket *b,
     a->res->checks[a->res->num - 1].tasks =
         !prc && count > b->tasks ? count : b->tasks;
     (*found)++;
+    /* The fix's reap says "stuck" itself, or frees them. */
     if (a->opts->flags & XLREAPER_AUDIT_FIX)
         return fix_uid(a, domid, &a->res->checks[a->res->num - 1]);
-    return 0;
+    return check_stuck(a, domid, uid);
 }
 
 int xlreaper__audit_dead_uids(xlreaper__audit *a, xlreaper__audit_dm *unused)

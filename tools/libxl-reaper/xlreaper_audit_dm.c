@@ -375,6 +375,7 @@ static const char *const ns_names[XLREAPER__LINKS] = {
     [XLREAPER__LINK_MNT] = "mount",
     [XLREAPER__LINK_IPC] = "IPC",
     [XLREAPER__LINK_NET] = "network",
+    [XLREAPER__LINK_USER] = "user",
 };
 
 int xlreaper__audit_dm_ns(audit *a, dm_proc *p)
@@ -423,6 +424,55 @@ int xlreaper__audit_dm_ns(audit *a, dm_proc *p)
                  rec ? "root's record" : CONVENTIONS);
     xlreaper__sb_dispose(&own);
     return rc;
+}
+
+/* ---------- the user namespace ---------- */
+
+/* 0 when the process lives in the audit's (root's: the host's) user
+ * namespace, 1 when in another, -1 when it cannot be told. */
+static int foreign_userns(const audit *a, const xlreaper__facts *fc)
+{
+    const int l = XLREAPER__LINK_USER;
+
+    if (!fc->link[l].have || fc->link[l].err || !a->own_ns[l].have)
+        return -1;
+    return fc->link[l].dev != a->own_ns[l].dev ||
+           fc->link[l].ino != a->own_ns[l].ino;
+}
+
+/*
+ * A DM in a user namespace of its own is root there: it can mount FUSE
+ * and make one of its own tasks unkillable (a request it reads and
+ * never answers, xlreaper_fuse.c), and mount over what it sees.  The
+ * spawn's filter refuses a DM every way in (xlreaper_setid.c); one
+ * found in one was started elsewhere, or before the filter.  The kernel
+ * names a namespace by the device and inode of /proc/PID/ns/user, read
+ * by the facts reader like the other ns links.
+ */
+int xlreaper__audit_dm_userns(audit *a, dm_proc *p)
+{
+    const xlreaper__facts *fc = &p->facts;
+    const int l = XLREAPER__LINK_USER;
+
+    if (!fc->link[l].have)
+        return not_read(a, p, "userns", "its ns links");
+    switch (foreign_userns(a, fc)) {
+    case 0:
+        return ADD(a, "userns", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
+                   "in the host's user namespace");
+    case 1:
+        return ADD(a, "userns", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
+                   "lives in user namespace %lu, not the host's (%lu): it "
+                   "is root there, and can mount FUSE and make its own "
+                   "tasks unkillable",
+                   (unsigned long)fc->link[l].ino,
+                   (unsigned long)a->own_ns[l].ino);
+    }
+    return ADD(a, "userns", p->domid, p->uid, p->pid, XLREAPER_AUDIT_UNKNOWN,
+               "its user namespace cannot be compared (/proc/%ld/ns/user: "
+               "%s)",
+               (long)p->pid,
+               strerror(fc->link[l].err ? fc->link[l].err : ENOENT));
 }
 
 /* ---------- chroot ---------- */
@@ -590,6 +640,11 @@ static bool pygrub_shaped(const audit *a, const dm_proc *p, char *lacks,
          fc->link[XLREAPER__LINK_ROOT].ino ==
              a->own_ns[XLREAPER__LINK_ROOT].ino))
         xlreaper__sb_printf(&sb, "%sa chroot", sb.len ? ", " : "");
+    /* libxl makes it in the host's user namespace: in one of its own it
+     * would be root there. */
+    if (foreign_userns(a, fc))
+        xlreaper__sb_printf(&sb, "%sthe host's user namespace",
+                            sb.len ? ", " : "");
     if (!fc->done)
         xlreaper__sb_printf(&sb, "%sa /proc that answers in time",
                             sb.len ? ", " : "");
@@ -640,7 +695,8 @@ static int check_tenant(audit *a, dm_proc *p, long xspid, bool dm_started)
     return ADD(a, "tenant", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
                "pid %ld is restricted pygrub (bootloader_restrict): uid "
                "%lu, RLIMIT_NPROC 0/0, a bounded RLIMIT_AS, its own mount, "
-               "IPC and network namespaces, a chroot; xenstore: domid %u "
+               "IPC and network namespaces, the host's user namespace, a "
+               "chroot; xenstore: domid %u "
                "has no DM yet",
                (long)p->pid, (unsigned long)p->uid, p->domid);
 }

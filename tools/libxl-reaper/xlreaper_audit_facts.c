@@ -324,6 +324,8 @@ static void reader(int wfd, pid_t pid, const char *first,
     send_link(wfd, XLREAPER__LINK_IPC, path);
     proc_path(path, sizeof(path), spid, "ns/net");
     send_link(wfd, XLREAPER__LINK_NET, path);
+    proc_path(path, sizeof(path), spid, "ns/user");
+    send_link(wfd, XLREAPER__LINK_USER, path);
 
     section(wfd, XLREAPER__FACTS_FDS);
     proc_path(path, sizeof(path), spid, "fd");

@@ -282,6 +282,7 @@ enum {
     XLREAPER__LINK_MNT,
     XLREAPER__LINK_IPC,
     XLREAPER__LINK_NET,
+    XLREAPER__LINK_USER,
     XLREAPER__LINKS,
 };
 
@@ -387,8 +388,10 @@ typedef struct {
     xlreaper__xendevs xd;
     struct {
         bool have;
+        dev_t dev;
         ino_t ino;
-    } own_ns[XLREAPER__LINKS]; /* the audit's own mnt, ipc, net */
+    } own_ns[XLREAPER__LINKS]; /* the audit's own root, mnt, ipc, net,
+                                * user (root's: the host's) */
     uint64_t deadline_us;      /* the whole audit's */
     unsigned deadline_ms;
 } xlreaper__audit;
@@ -456,6 +459,8 @@ _hidden int xlreaper__audit_dm_cmdline(xlreaper__audit *a,
 _hidden int xlreaper__audit_dm_limits(xlreaper__audit *a,
                                       xlreaper__audit_dm *d);
 _hidden int xlreaper__audit_dm_ns(xlreaper__audit *a, xlreaper__audit_dm *d);
+_hidden int xlreaper__audit_dm_userns(xlreaper__audit *a,
+                                      xlreaper__audit_dm *d);
 _hidden int xlreaper__audit_dm_chroot(xlreaper__audit *a,
                                       xlreaper__audit_dm *d);
 _hidden int xlreaper__audit_dm_xen_fds(xlreaper__audit *a,

@@ -570,7 +570,7 @@ static uint64_t process_deadline(const audit *a)
 
 static int read_facts(audit *a, dm_proc *p)
 {
-    return xlreaper__facts_read(a->ctx, p->pid, &a->xd,
+    return xlreaper__facts_read(a->ctx, &a->reader, p->pid, &a->xd,
                                 a->h ? a->h->facts_first : NULL,
                                 process_deadline(a), &p->facts);
 }
@@ -740,7 +740,7 @@ static int check_xs_pid(audit *a, uint32_t domid, uid_t uid, long xspid,
     if (xspid < 0)
         return ADD(a, "xenstore_pid", domid, uid, 0, XLREAPER_AUDIT_UNKNOWN,
                    "xenstore's image/device-model-pid is not a pid");
-    rc = xlreaper__facts_read(a->ctx, (pid_t)xspid, &a->xd, NULL,
+    rc = xlreaper__facts_read(a->ctx, &a->reader, (pid_t)xspid, &a->xd, NULL,
                               process_deadline(a), &fc);
     if (rc)
         return rc;
@@ -834,7 +834,7 @@ static int expectations(audit *a, uint32_t domid, uid_t uid, gid_t gid,
         return r;
     }
     if (r == 1) {
-        rc = xlreaper__facts_read(a->ctx, rec->pid, &a->xd,
+        rc = xlreaper__facts_read(a->ctx, &a->reader, rec->pid, &a->xd,
                                   a->h ? a->h->facts_first : NULL,
                                   process_deadline(a), recfacts);
         if (rc) {

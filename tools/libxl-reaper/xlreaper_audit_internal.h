@@ -293,10 +293,11 @@ typedef struct {
 } xlreaper__facts_fd;
 
 typedef struct {
-    bool read;      /* a reader was run */
-    bool done;      /* the reader read everything */
-    bool timed_out; /* it missed its deadline and was killed */
-    int section;    /* the section it was in last (-1: none) */
+    bool read;       /* a reader was run */
+    bool done;       /* the reader read everything */
+    int32_t end_pid; /* the pid its last frame named */
+    bool timed_out;  /* it missed its deadline and was killed */
+    int section;     /* the section it was in last (-1: none) */
     uint64_t elapsed_us;
     bool have_start;
     unsigned long long start; /* field 22 of stat */
@@ -320,16 +321,27 @@ typedef struct {
     int fds_err;
 } xlreaper__facts;
 
+/* The forked child that reads /proc for an audit; all zero: none yet. */
+typedef struct {
+    pid_t pid;                   /* the child, or 0 */
+    int fd;                      /* our end of its socket (pid > 0) */
+    const xlreaper__xendevs *xd; /* the Xen nodes it was started with */
+} xlreaper__facts_reader;
+
 /*
- * Reads what the kernel says of pid in a forked child, until
- * deadline_us (first: a test's extra file to read before, or NULL).
- * What arrived in time is in *fc (xlreaper__facts_dispose).  0 (even
- * on a timeout: see fc->timed_out), _NOMEM or _FAIL.
+ * Reads what the kernel says of pid through the reader (started if
+ * need be), until deadline_us (first: a test's extra file to read
+ * before, or NULL).  What arrived in time is in *fc
+ * (xlreaper__facts_dispose).  A reader that missed the deadline is
+ * killed; the next call starts another.  0 (even on a timeout: see
+ * fc->timed_out), _NOMEM or _FAIL.
  */
-_hidden int xlreaper__facts_read(xlreaper_ctx *ctx, pid_t pid,
-                                 const xlreaper__xendevs *xd,
+_hidden int xlreaper__facts_read(xlreaper_ctx *ctx, xlreaper__facts_reader *rd,
+                                 pid_t pid, const xlreaper__xendevs *xd,
                                  const char *first, uint64_t deadline_us,
                                  xlreaper__facts *fc);
+/* Ends the reader, if any (idempotent). */
+_hidden void xlreaper__facts_reader_stop(xlreaper__facts_reader *rd);
 _hidden void xlreaper__facts_dispose(xlreaper__facts *fc);
 _hidden const char *xlreaper__facts_section_name(int section);
 
@@ -386,6 +398,7 @@ typedef struct {
     xlreaper__audit_tasks tasks;   /* the last (quiet, if any) pass */
     xlreaper__audit_dmpids dmpids; /* per res->live[i] */
     xlreaper__xendevs xd;
+    xlreaper__facts_reader reader; /* reads every DM's /proc */
     struct {
         bool have;
         dev_t dev;

@@ -33,30 +33,14 @@
  * every connection.  The helper is root and takes no DM id: a DM task
  * can neither signal nor trace it.  Where the kernel has no FUSE
  * (/sys/fs/fuse/connections absent) or no fusectl, there is no
- * connection to abort.
+ * connection to abort.  The helper itself, raw system calls only, is
+ * xlreaper__fuse_abort_child in xlreaper_helper_raw.c.
  */
-#include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
-#include <stdint.h>
-#include <sys/mount.h>
-#include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "xlreaper_internal.h"
-#include "xlreaper_raw.h"
-
-#define FUSECTL_DIR "/sys/fs/fuse/connections"
-
-enum {
-    FUSE_UNSHARE = 1,
-    FUSE_PRIVATE,
-    FUSE_MOUNT,
-    FUSE_OPEN,
-    FUSE_READDIR,
-};
 
 static const char *fuse_step_name(int step)
 {
@@ -70,100 +54,6 @@ static const char *fuse_step_name(int step)
     }
 }
 
-typedef struct {
-    uid_t uid;
-} fuse_args;
-
-struct dirent64_raw {
-    uint64_t ino;
-    int64_t off;
-    unsigned short reclen;
-    unsigned char type;
-    char name[];
-};
-
-/* Writes "1" to dirfd/name/abort if dirfd/name is owned by uid; 1 if it
- * did.  Raw system calls only. */
-static int XLREAPER__HELPER_CODE abort_if_owned(int dirfd, const char *name,
-                                                uid_t uid)
-{
-    struct statx stx;
-    char path[64];
-    unsigned n = 0;
-    long fd, r;
-
-    /* fusectl names a connection by a number; nothing else is ours. */
-    for (const char *p = name; *p; p++) {
-        if (*p < '0' || *p > '9' || n >= sizeof(path) - sizeof("/abort"))
-            return 0;
-        path[n++] = *p;
-    }
-    if (!n)
-        return 0;
-    stx.stx_uid = (uint32_t)-1; /* unwritten: not the uid's */
-    if (xlreaper__raw6(SYS_statx, dirfd, (long)name, AT_SYMLINK_NOFOLLOW,
-                       STATX_UID, (long)&stx, 0) < 0 ||
-        stx.stx_uid != uid)
-        return 0;
-    for (const char *p = "/abort"; *p; p++)
-        path[n++] = *p;
-    path[n] = '\0';
-    fd = xlreaper__raw6(SYS_openat, dirfd, (long)path,
-                        O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0, 0, 0);
-    if (fd < 0)
-        return 0; /* gone meanwhile: nothing left to abort */
-    r = xlreaper__raw(SYS_write, fd, "1", 1);
-    xlreaper__raw(SYS_close, fd, 0, 0);
-    return r == 1;
-}
-
-/* Reports (0, 0, n): n connections of the uid aborted. */
-static void XLREAPER__HELPER_CODE __attribute__((noreturn))
-fuse_abort_child(int wfd, void *arg)
-{
-    const fuse_args *a = arg;
-    /* getdents64 wants room for a whole record: a name is at most 255
-     * bytes, a connection's at most 10. */
-    char buf[4096] __attribute__((aligned(8))) = { 0 }; /* analyzers */
-    long aborted = 0, n, dirfd;
-
-    n = xlreaper__raw(SYS_unshare, CLONE_NEWNS, 0, 0);
-    if (n < 0)
-        xlreaper__child_fail(wfd, FUSE_UNSHARE, (int)-n, 0);
-    /* Else a mount below a shared one would appear on the host too. */
-    n = xlreaper__raw6(SYS_mount, 0, (long)"/", 0, MS_REC | MS_PRIVATE, 0, 0);
-    if (n < 0)
-        xlreaper__child_fail(wfd, FUSE_PRIVATE, (int)-n, 0);
-    n = xlreaper__raw6(SYS_mount, (long)"fusectl", (long)FUSECTL_DIR,
-                       (long)"fusectl", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0,
-                       0);
-    if (n == -ENOENT || n == -ENODEV) {
-        /* No FUSE in this kernel, or no fusectl: no connection of the
-         * uid can be aborted, and with no FUSE none exists. */
-        xlreaper__child_send(wfd, 0, (int)-n, 0);
-        xlreaper__child_exit(0);
-    }
-    if (n < 0)
-        xlreaper__child_fail(wfd, FUSE_MOUNT, (int)-n, 0);
-    dirfd = xlreaper__raw6(SYS_openat, AT_FDCWD, (long)FUSECTL_DIR,
-                           O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0);
-    if (dirfd < 0)
-        xlreaper__child_fail(wfd, FUSE_OPEN, (int)-dirfd, 0);
-    while ((n = xlreaper__raw(SYS_getdents64, dirfd, buf, sizeof(buf))) > 0) {
-        for (long off = 0; off < n;) {
-            const struct dirent64_raw *d =
-                (const struct dirent64_raw *)(buf + off);
-
-            aborted += abort_if_owned((int)dirfd, d->name, a->uid);
-            off += d->reclen;
-        }
-    }
-    if (n < 0)
-        xlreaper__child_fail(wfd, FUSE_READDIR, (int)-n, aborted);
-    xlreaper__child_send(wfd, 0, 0, aborted);
-    xlreaper__child_exit(0);
-}
-
 /* The least time the helper is given, deadline or not: it is root and
  * no DM task can stop it, so only a very loaded host makes it slow. */
 #define FUSE_HELPER_MIN_US 250000
@@ -171,7 +61,7 @@ fuse_abort_child(int wfd, void *arg)
 int xlreaper__fuse_abort_uid(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
                              uint64_t deadline_us, unsigned *aborted_r)
 {
-    fuse_args a = { .uid = uid };
+    xlreaper__fuse_args a = { .uid = uid };
     xlreaper__child_report rep;
     xlreaper__helper_end end;
     uint64_t least = xlreaper__now_us() + FUSE_HELPER_MIN_US;
@@ -179,9 +69,10 @@ int xlreaper__fuse_abort_uid(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
     int rc, status;
 
     *aborted_r = 0;
-    rc = xlreaper__run_helper(ctx, "the FUSE abort", fuse_abort_child, &a,
-                              deadline_us > least ? deadline_us : least, &rep,
-                              &reported, &status, &end);
+    rc =
+        xlreaper__run_helper(ctx, "the FUSE abort", xlreaper__fuse_abort_child,
+                             &a, deadline_us > least ? deadline_us : least,
+                             &rep, &reported, &status, &end);
     if (rc)
         return rc;
     if (end == XLREAPER__HELPER_DONE && reported && rep.step == 0 &&

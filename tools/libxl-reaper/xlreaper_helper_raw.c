@@ -17,13 +17,16 @@
  *
  * The kernel count (xlreaper__nproc_others) is described in
  * xlreaper_count.c, the killer in xlreaper_reap.c, the prelude and the
- * report pipe in xlreaper_child.c.
+ * report pipe in xlreaper_child.c, the FUSE abort in xlreaper_fuse.c.
  */
+#include <fcntl.h>
 #include <linux/capability.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/mount.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -350,5 +353,111 @@ xlreaper__killer_child(int wfd, void *arg)
         xlreaper__raw(SYS_nanosleep, &ts, NULL, 0);
     }
     xlreaper__child_send(wfd, 0, 0, n);
+    xlreaper__child_exit(0);
+}
+
+/* ---------- the FUSE abort ---------- */
+
+struct dirent64_raw {
+    uint64_t ino;
+    int64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[];
+};
+
+/* As memset(p, 0, n * 8), which a compiler may emit for an
+ * initialiser of a large array, and which this file may not call:
+ * volatile stores are not turned into a call. */
+static void XLREAPER__HELPER_CODE raw_zero(uint64_t *p, size_t n)
+{
+    volatile uint64_t *v = p;
+
+    for (size_t i = 0; i < n; i++)
+        v[i] = 0;
+}
+
+/* Writes "1" to dirfd/name/abort if dirfd/name is owned by uid; 1 if it
+ * did.  Raw system calls only. */
+static int XLREAPER__HELPER_CODE abort_if_owned(int dirfd, const char *name,
+                                                uid_t uid)
+{
+    struct statx stx;
+    char path[64];
+    unsigned n = 0;
+    long fd, r;
+
+    /* fusectl names a connection by a number; nothing else is ours. */
+    for (const char *p = name; *p; p++) {
+        if (*p < '0' || *p > '9' || n >= sizeof(path) - sizeof("/abort"))
+            return 0;
+        path[n++] = *p;
+    }
+    if (!n)
+        return 0;
+    stx.stx_uid = (uint32_t)-1; /* unwritten: not the uid's */
+    if (xlreaper__raw6(SYS_statx, dirfd, (long)name, AT_SYMLINK_NOFOLLOW,
+                       STATX_UID, (long)&stx, 0) < 0 ||
+        stx.stx_uid != uid)
+        return 0;
+    for (const char *p = "/abort"; *p; p++)
+        path[n++] = *p;
+    path[n] = '\0';
+    fd = xlreaper__raw6(SYS_openat, dirfd, (long)path,
+                        O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0, 0, 0);
+    if (fd < 0)
+        return 0; /* gone meanwhile: nothing left to abort */
+    r = xlreaper__raw(SYS_write, fd, "1", 1);
+    xlreaper__raw(SYS_close, fd, 0, 0);
+    return r == 1;
+}
+
+/* The FUSE abort (xlreaper_fuse.c says why).  Reports (0, 0, n): n
+ * connections of the uid aborted. */
+void XLREAPER__HELPER_CODE __attribute__((noreturn))
+xlreaper__fuse_abort_child(int wfd, void *arg)
+{
+    const xlreaper__fuse_args *a = arg;
+    /* getdents64 wants room for a whole record: a name is at most 255
+     * bytes, a connection's at most 10. */
+    uint64_t buf[512];
+    long aborted = 0, n, dirfd;
+
+    raw_zero(buf, sizeof(buf) / sizeof(buf[0])); /* for the analyzers */
+
+    n = xlreaper__raw(SYS_unshare, CLONE_NEWNS, 0, 0);
+    if (n < 0)
+        xlreaper__child_fail(wfd, FUSE_UNSHARE, (int)-n, 0);
+    /* Else a mount below a shared one would appear on the host too. */
+    n = xlreaper__raw6(SYS_mount, 0, (long)"/", 0, MS_REC | MS_PRIVATE, 0, 0);
+    if (n < 0)
+        xlreaper__child_fail(wfd, FUSE_PRIVATE, (int)-n, 0);
+    n = xlreaper__raw6(SYS_mount, (long)"fusectl", (long)FUSECTL_DIR,
+                       (long)"fusectl", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0,
+                       0);
+    if (n == -ENOENT || n == -ENODEV) {
+        /* No FUSE in this kernel, or no fusectl: no connection of the
+         * uid can be aborted, and with no FUSE none exists. */
+        xlreaper__child_send(wfd, 0, (int)-n, 0);
+        xlreaper__child_exit(0);
+    }
+    if (n < 0)
+        xlreaper__child_fail(wfd, FUSE_MOUNT, (int)-n, 0);
+    dirfd = xlreaper__raw6(SYS_openat, AT_FDCWD, (long)FUSECTL_DIR,
+                           O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0);
+    if (dirfd < 0)
+        xlreaper__child_fail(wfd, FUSE_OPEN, (int)-dirfd, 0);
+    while ((n = xlreaper__raw(SYS_getdents64, dirfd, buf, sizeof(buf))) > 0) {
+        for (long off = 0; off < n;) {
+            const struct dirent64_raw *d =
+                (const struct dirent64_raw *)((char *)buf + off);
+
+            aborted += abort_if_owned((int)dirfd, d->name, a->uid);
+            off += d->reclen;
+        }
+    }
+    if (n < 0)
+        xlreaper__child_fail(wfd, FUSE_READDIR, (int)-n, aborted);
+    xlreaper__child_send(wfd, 0, 0, aborted);
     xlreaper__child_exit(0);
 }

@@ -484,6 +484,26 @@ _hidden int xlreaper__fuse_abort_uid(xlreaper_ctx *ctx, uint32_t domid,
                                      uid_t uid, uint64_t deadline_us,
                                      unsigned *aborted_r);
 
+#define FUSECTL_DIR "/sys/fs/fuse/connections"
+
+/* Its helper (xlreaper_helper_raw.c): the steps it reports, and what it
+ * is given.  It reports (0, 0, n): n connections of uid aborted; or
+ * (0, errno, 0) when fusectl cannot be mounted (no FUSE). */
+enum {
+    FUSE_UNSHARE = 1,
+    FUSE_PRIVATE,
+    FUSE_MOUNT,
+    FUSE_OPEN,
+    FUSE_READDIR,
+};
+
+typedef struct {
+    uid_t uid;
+} xlreaper__fuse_args;
+
+_hidden void xlreaper__fuse_abort_child(int wfd, void *arg)
+    __attribute__((noreturn));
+
 /* ---------- spawn: no set-id file (xlreaper_setid.c) ---------- */
 
 #define XLREAPER__SETID_FILTER_MAX 48

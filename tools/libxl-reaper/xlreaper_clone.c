@@ -10,7 +10,7 @@
  * started as posix_spawn starts a program: clone(CLONE_VM), on a stack
  * of its own, without CLONE_VFORK (a helper that a task of a DM uid
  * stops would hold the caller in the vfork wait, which no deadline
- * can end: xlreaper_child.c's bounded wait stays as it is).
+ * can end: xlreaper_wait.c's bounded wait stays as it is).
  *
  * What sharing the memory asks of the helper, and of us:
  *  - it writes nothing but its own stack and its report pipe: no libc
@@ -115,7 +115,8 @@ int xlreaper__helper_start(xlreaper_ctx *ctx, const char *what,
     xlreaper__dumpable_hold();
     vm->held = true;
     /* vm and arg live in the caller's frame until the helper has been
-     * reaped (xlreaper_child.c waits for that before it returns). */
+     * reaped (xlreaper__run_helper_wait waits for that before it
+     * returns). */
     pid = clone(xlreaper__helper_main, (char *)vm->stack + GUARD_PAGE + HELPER_STACK,
                 CLONE_VM | SIGCHLD, vm);
     e = errno;

@@ -29,7 +29,7 @@
  * the asymmetry of the uid table in xlreaper_reap.c: a task of uid can
  * neither prlimit() it to raise its limit and pass a busy uid as empty,
  * nor ptrace it (both need all three ids to match).  It can signal it, which the parent's
- * bounded wait (xlreaper_child.c) turns into "busy".
+ * bounded wait (xlreaper_wait.c) turns into "busy".
  */
 #include <signal.h>
 #include <sys/resource.h>

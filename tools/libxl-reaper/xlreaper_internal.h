@@ -191,12 +191,49 @@ _hidden void xlreaper__child_fail(int wfd, int step, int err, long detail)
 _hidden int xlreaper__report_read(xlreaper_ctx *ctx, int rfd,
                                   xlreaper__child_report *rep);
 
-/* How a bounded wait for a helper ended. */
+/* How a bounded wait for a child ended (xlreaper_wait.c). */
 typedef enum {
     XLREAPER__HELPER_DONE = 0, /* it ended by itself: status is its own */
     XLREAPER__HELPER_STOPPED,  /* it was stopped: killed, answer void */
     XLREAPER__HELPER_TIMEOUT,  /* it missed its deadline: killed, void */
+    XLREAPER__HELPER_OVERFLOW, /* it wrote more than asked: killed, void */
 } xlreaper__helper_end;
+
+/*
+ * The one bounded wait for a child (xlreaper_wait.c): what pid writes
+ * to rfd goes to buf (at most size bytes), and pid is waited for until
+ * deadline_us (xlreaper__now_us's clock), its output and its exit
+ * alike.  A missed deadline or a stop is answered with SIGKILL, and the
+ * child is then reaped.  0 with len, end and status (the child's wait
+ * status once reaped, else -1), or _FAIL (the child killed and reaped,
+ * as far as it could be).
+ */
+typedef struct {
+    pid_t pid; /* our unreaped child */
+    int rfd;   /* the read end of its output, or -1 */
+    char *buf;
+    size_t size;
+    uint64_t deadline_us;
+    uint64_t progress_us; /* not 0: each read that brings bytes moves
+                           * the deadline to now + progress_us */
+    unsigned flags;       /* XLREAPER__WAIT_* */
+    /* Set by the wait. */
+    size_t len;
+    int status;
+    xlreaper__helper_end end;
+} xlreaper__wait;
+
+/* Only until rfd is at EOF (a child that execs): it is then not reaped,
+ * and is the caller's. */
+#define XLREAPER__WAIT_UNTIL_EOF 1u
+/* A full buf is too much output: the child is killed (_OVERFLOW).  Else
+ * what does not fit is left unread. */
+#define XLREAPER__WAIT_KILL_IF_FULL 2u
+/* A stop is not the child's answer but waited out: only root or the
+ * caller's own terminal can stop this child. */
+#define XLREAPER__WAIT_STOPS_OK 4u
+
+_hidden int xlreaper__wait_bounded(xlreaper_ctx *ctx, xlreaper__wait *w);
 
 /* Child side, raw: one record, without exiting (a success carries a value
  * in detail with step 0). */
@@ -224,24 +261,22 @@ _hidden long xlreaper__helper_setresuid(pid_t parent, uid_t r, uid_t e,
 _hidden int xlreaper__close_from(unsigned lo, unsigned hi);
 
 /*
- * Waits for child pid, which writes at most one record to rfd, until
- * deadline_us (xlreaper__now_us's clock): until it has exited when
- * until_exit, else only until rfd is at EOF (a child that execs).  A
- * stop or the deadline is answered with SIGKILL and said in *end_r; the
- * child is then reaped.  0 with *reported_r (and *rep), and *status_r:
- * the child's status when it was reaped, else -1; or _FAIL.
+ * Starts a helper running fn(wfd, arg) (xlreaper__helper_start), and
+ * waits for it, its output into w->buf, by xlreaper__wait_bounded (w's
+ * pid and rfd are set here).  0 with w's verdict, or an error.
  */
-_hidden int xlreaper__await_child(xlreaper_ctx *ctx, pid_t pid, int rfd,
-                                  uint64_t deadline_us, bool until_exit,
-                                  xlreaper__child_report *rep,
-                                  bool *reported_r, int *status_r,
-                                  xlreaper__helper_end *end_r);
-
+_hidden int xlreaper__run_helper_wait(xlreaper_ctx *ctx, const char *what,
+                                      void (*fn)(int wfd, void *arg),
+                                      void *arg, xlreaper__wait *w);
+/* A wait whose buf is an xlreaper__child_report: whether it holds a
+ * whole record; _FAIL for part of one from a child that ended by
+ * itself. */
+_hidden int xlreaper__wait_report(xlreaper_ctx *ctx, const xlreaper__wait *w,
+                                  bool *reported_r);
 /*
- * Forks a helper running fn(wfd, arg) after xlreaper__helper_prelude;
- * fn must _exit and never return.  Waits for it, bounded as above.  0
- * with *end_r, *status_r and *reported_r (whether it sent *rep), or an
- * error.
+ * xlreaper__run_helper_wait for a helper that sends at most one record:
+ * 0 with *end_r, *status_r and *reported_r (whether it sent *rep), or
+ * an error.
  */
 _hidden int xlreaper__run_helper(xlreaper_ctx *ctx, const char *what,
                                  void (*fn)(int wfd, void *arg), void *arg,

@@ -369,7 +369,7 @@ static int fork_once(xlreaper_ctx *ctx, xlreaper__spawn_run *run, pid_t *pid_r,
 {
     const xlreaper_spawn_plan *plan = run->plan;
     xlreaper__report_pipe p = { -1, -1 };
-    xlreaper__helper_end end;
+    xlreaper__wait w;
     bool reported;
     pid_t pid;
     int rc, status;
@@ -404,11 +404,19 @@ static int fork_once(xlreaper_ctx *ctx, xlreaper__spawn_run *run, pid_t *pid_r,
     p.wfd = -1;
     /* Bounded: in a busy uid a task of the uid can stop the child while
      * it checks (uid_check), and we hold the lock. */
-    rc = xlreaper__await_child(ctx, pid, p.rfd, xlreaper__helper_deadline(ctx),
-                               false, rep, &reported, &status, &end);
+    w = (xlreaper__wait){ .pid = pid,
+                          .rfd = p.rfd,
+                          .buf = (char *)rep,
+                          .size = sizeof(*rep),
+                          .deadline_us = xlreaper__helper_deadline(ctx),
+                          .flags = XLREAPER__WAIT_UNTIL_EOF };
+    rc = xlreaper__wait_bounded(ctx, &w);
+    if (!rc)
+        rc = xlreaper__wait_report(ctx, &w, &reported);
     if (rc)
         goto out;
-    if (end != XLREAPER__HELPER_DONE) {
+    status = w.status;
+    if (w.end != XLREAPER__HELPER_DONE) {
         /* Killed and reaped: only a task of the uid can stop it. */
         *rep = (xlreaper__child_report){ .step = STEP_UID_BUSY,
                                          .err = EAGAIN };

@@ -24,8 +24,6 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -219,103 +217,37 @@ int xlreaper_census(xlreaper_ctx *ctx, xlreaper_census_entry *counts,
 /* About 1 to 3 ms of kernel questions a run on this hardware. */
 #define CENSUS_CHUNK 256
 
-typedef struct {
-    uid_t first;
-    uint32_t num;
-} kprobe_args;
-
-static void __attribute__((noreturn)) kprobe_child(int outfd, void *arg)
-{
-    const kprobe_args *a = arg;
-    /* The parent the prelude checked, or we die of PDEATHSIG. */
-    pid_t parent = getppid();
-
-    if (xlreaper__sys_setgroups0() < 0)
-        _exit(126);
-    for (uint32_t i = 0; i < a->num; i++) {
-        long n = xlreaper__nproc_others(parent, a->first + i, 1);
-        char busy = n > 0 ? '1' : '0';
-
-        if (n < 0)
-            _exit(125);
-        while (write(outfd, &busy, 1) != 1)
-            if (errno != EINTR)
-                _exit(124);
-    }
-    _exit(0);
-}
-
 /* One probe over busy[*done..num); advances *done past every uid it
  * answered, and past the one it was asking when it was stopped, killed
  * or too slow (but see last_stop).  0 or _FAIL. */
 static int kprobe_run(xlreaper_ctx *ctx, uid_t first, uint32_t num, bool *busy,
                       uint32_t *done, uint32_t *last_stop)
 {
-    kprobe_args a = { .first = first + *done, .num = num - *done };
-    uint64_t deadline = xlreaper__helper_deadline(ctx);
-    unsigned slice_ms = 1;
-    bool killed = false, exited = false;
-    xlreaper__report_pipe out_p;
-    pid_t pid, parent = getpid();
-    int rc, status = 0;
+    xlreaper__census_args a = { .first = first + *done, .num = num - *done };
+    char out[CENSUS_CHUNK]; /* a byte per uid: '1' busy, '0' not */
+    xlreaper__wait w = {
+        .buf = out,
+        .size = a.num < sizeof(out) ? a.num : sizeof(out),
+        .deadline_us = xlreaper__helper_deadline(ctx),
+        /* Progress: the deadline is for one question, not all. */
+        .progress_us = (uint64_t)ctx->cfg->reap_timeout_ms * 1000u,
+    };
+    bool killed;
+    int rc, status;
 
-    rc = xlreaper__report_pipe_open(ctx, &out_p);
-    if (rc)
-        return rc;
-    pid = fork();
-    if (pid < 0) {
-        LOGE(ERROR, "fork for the kernel census");
-        xlreaper__report_pipe_close(&out_p);
+    rc = xlreaper__run_helper_wait(ctx, "the kernel census",
+                                   xlreaper__census_child, &a, &w);
+    if (rc == XLREAPER__ERROR_NO_TASK) {
+        LOG(ERROR, "kernel census: no task can be created for the probe "
+                   "(pids or threads exhausted)");
         return XLREAPER_ERROR_FAIL;
     }
-    if (pid == 0) {
-        xlreaper__helper_prelude(out_p.wfd, parent);
-        kprobe_child(out_p.wfd, &a);
-    }
-    setpgid(pid, pid);
-    close(out_p.wfd);
-    out_p.wfd = -1;
-
-    for (;;) { /* until EOF, the deadline or a stop */
-        struct pollfd pfd = { .fd = out_p.rfd, .events = POLLIN };
-        uint64_t now = xlreaper__now_us();
-        int pr;
-        pid_t w;
-
-        if (now >= deadline) {
-            kill(pid, SIGKILL); /* our unreaped child: pid not reused */
-            killed = true;
-            break;
-        }
-        pr = poll(&pfd, 1, (int)slice_ms);
-        if (pr > 0) {
-            char buf[256];
-            ssize_t r = read(out_p.rfd, buf, sizeof(buf));
-
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0)
-                break;
-            for (ssize_t i = 0; i < r && *done < num; i++)
-                busy[(*done)++] = buf[i] == '1';
-            /* Progress: the deadline is for one question, not all. */
-            deadline = xlreaper__helper_deadline(ctx);
-        } else if (pr == 0 && slice_ms < 16) {
-            slice_ms *= 2;
-        }
-        /* Only a task of the uid being asked about can stop it. */
-        w = waitpid(pid, &status, WNOHANG | WUNTRACED | __WALL);
-        if (w == pid && WIFSTOPPED(status)) {
-            kill(pid, SIGKILL);
-            killed = true;
-            break;
-        }
-        exited = exited || w == pid;
-    }
-    if (!exited && xlreaper__wait_child(ctx, pid, &status) < 0) {
-        rc = XLREAPER_ERROR_FAIL;
-        goto out;
-    }
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < w.len && *done < num; i++)
+        busy[(*done)++] = out[i] == '1';
+    killed = w.end != XLREAPER__HELPER_DONE;
+    status = w.status;
     if (*done < num && (killed || WIFSIGNALED(status))) {
         /* The signal was sent while the probe's real uid was the one
          * asked about: this one, or the one before if it came as that
@@ -338,14 +270,9 @@ static int kprobe_run(xlreaper_ctx *ctx, uid_t first, uint32_t num, bool *busy,
     } else if (*done < num || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         LOG(ERROR, "kernel census: the probe ended at uid %lu with status %#x",
             (unsigned long)(first + *done), status);
-        rc = XLREAPER_ERROR_FAIL;
-        goto out;
+        return XLREAPER_ERROR_FAIL;
     }
-    rc = 0;
-
-out:
-    xlreaper__report_pipe_close(&out_p);
-    return rc;
+    return 0;
 }
 
 int xlreaper_census_kernel(xlreaper_ctx *ctx, uint32_t first, uint32_t num,

@@ -17,7 +17,8 @@
  *
  * The kernel count (xlreaper__nproc_others) is described in
  * xlreaper_count.c, the killer in xlreaper_reap.c, the prelude and the
- * report pipe in xlreaper_child.c, the FUSE abort in xlreaper_fuse.c.
+ * report pipe in xlreaper_child.c, the census probe in
+ * xlreaper_census.c, the FUSE abort in xlreaper_fuse.c.
  */
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -353,6 +354,31 @@ xlreaper__killer_child(int wfd, void *arg)
         xlreaper__raw(SYS_nanosleep, &ts, NULL, 0);
     }
     xlreaper__child_send(wfd, 0, 0, n);
+    xlreaper__child_exit(0);
+}
+
+/* The kernel census's probe (xlreaper_census.c): a byte per uid of the
+ * run, '1' busy or '0' not; exit 0 after the last. */
+void XLREAPER__HELPER_CODE __attribute__((noreturn))
+xlreaper__census_child(int wfd, void *arg)
+{
+    const xlreaper__census_args *a = arg;
+    /* The parent the prelude checked, or we die of PDEATHSIG. */
+    pid_t parent = (pid_t)xlreaper__raw(SYS_getppid, 0, 0, 0);
+
+    if (xlreaper__raw(SYS_setgroups, 0, NULL, 0) < 0)
+        xlreaper__child_exit(126);
+    for (uint32_t i = 0; i < a->num; i++) {
+        long n = xlreaper__nproc_others(parent, a->first + i, 1);
+        char busy = n > 0 ? '1' : '0';
+        long r;
+
+        if (n < 0)
+            xlreaper__child_exit(125);
+        while ((r = xlreaper__raw(SYS_write, wfd, &busy, 1)) != 1)
+            if (r != -EINTR)
+                xlreaper__child_exit(124);
+    }
     xlreaper__child_exit(0);
 }
 

@@ -386,6 +386,16 @@ _hidden void xlreaper__probe_child(int wfd, void *arg)
     __attribute__((noreturn));
 _hidden int xlreaper__helper_main(void *opaque);
 
+/* The kernel census's probe (xlreaper_census.c): asks about uids first
+ * to first + num - 1. */
+typedef struct {
+    uid_t first;
+    uint32_t num;
+} xlreaper__census_args;
+
+_hidden void xlreaper__census_child(int wfd, void *arg)
+    __attribute__((noreturn));
+
 /* ---------- the kernel count ---------- */
 
 /*

@@ -18,7 +18,12 @@
  * The kernel count (xlreaper__nproc_others) is described in
  * xlreaper_count.c, the killer in xlreaper_reap.c, the prelude and the
  * report pipe in xlreaper_child.c, the census probe in
- * xlreaper_census.c, the FUSE abort in xlreaper_fuse.c.
+ * xlreaper_census.c, the FUSE abort in xlreaper_fuse.c.  The forked
+ * child that execs QEMU's -help (xlreaper_qemu_args.c) is here too: it
+ * may be forked from a threaded caller, where only async-signal-safe
+ * calls are allowed, and raw calls are that and more.  The spawn's
+ * child is not: it has its own list of what it may call
+ * (xlreaper_spawn_apply.allow).
  */
 #include <fcntl.h>
 #include <linux/capability.h>
@@ -486,4 +491,20 @@ xlreaper__fuse_abort_child(int wfd, void *arg)
         xlreaper__child_fail(wfd, FUSE_READDIR, (int)-n, aborted);
     xlreaper__child_send(wfd, 0, 0, aborted);
     xlreaper__child_exit(0);
+}
+
+/* ---------- a child that execs ---------- */
+
+void XLREAPER__HELPER_CODE __attribute__((noreturn))
+xlreaper__exec_child(const xlreaper__exec_args *a)
+{
+    /* dup3, which aarch64 has where it lacks dup2; every fd is above 2,
+     * so none is its own target and none is clobbered. */
+    if (xlreaper__raw(SYS_dup3, a->in_fd, 0, 0) < 0 ||
+        xlreaper__raw(SYS_dup3, a->out_fd, 1, 0) < 0 ||
+        xlreaper__raw(SYS_dup3, a->err_fd, 2, 0) < 0)
+        xlreaper__child_exit(127);
+    xlreaper__close_from_raw(3, ~0u);
+    xlreaper__raw(SYS_execve, a->path, a->argv, a->envp);
+    xlreaper__child_exit(127);
 }

@@ -386,6 +386,19 @@ _hidden void xlreaper__probe_child(int wfd, void *arg)
     __attribute__((noreturn));
 _hidden int xlreaper__helper_main(void *opaque);
 
+/* A forked child that becomes path (xlreaper_qemu_args.c's QEMU
+ * -help): in_fd, out_fd and err_fd (all above 2) as its stdio, nothing
+ * else open, execve; exit 127 if it cannot. */
+typedef struct {
+    const char *path;
+    char *const *argv;
+    char *const *envp;
+    int in_fd, out_fd, err_fd;
+} xlreaper__exec_args;
+
+_hidden void xlreaper__exec_child(const xlreaper__exec_args *a)
+    __attribute__((noreturn));
+
 /* The kernel census's probe (xlreaper_census.c): asks about uids first
  * to first + num - 1. */
 typedef struct {

@@ -30,11 +30,8 @@
  */
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -609,90 +606,75 @@ int xlreaper__qemu_probe(xlreaper_ctx *ctx, uint32_t domid, const char *path,
 {
     char *argv[] = { (char *)path, (char *)"-help", NULL };
     xlreaper__report_pipe p = { -1, -1 };
-    char *out = NULL;
-    size_t len = 0;
-    uint64_t deadline;
-    bool killed = false;
-    pid_t pid;
-    int rc, status, null;
+    xlreaper__exec_args a = { .path = path, .argv = argv, .envp = environ };
+    xlreaper__wait w = {
+        .rfd = -1,
+        .size = PROBE_OUTPUT_MAX,
+        .flags = XLREAPER__WAIT_KILL_IF_FULL |
+                 /* Root's child in our process group: only root or our
+                  * terminal (^Z) can stop it, and a stop is waited out
+                  * as before. */
+                 XLREAPER__WAIT_STOPS_OK,
+    };
+    int rc, null = -1;
 
-    out = malloc(PROBE_OUTPUT_MAX);
-    if (!out)
+    w.buf = malloc(PROBE_OUTPUT_MAX);
+    if (!w.buf)
         return XLREAPER_ERROR_NOMEM;
     rc = xlreaper__report_pipe_open(ctx, &p);
     if (rc)
         goto out;
+    /* Above 2, so that no dup onto a standard descriptor in the child
+     * can clobber another one it still needs (a caller with 0-2
+     * closed). */
+    p.wfd = xlreaper__fd_above_stdio(p.wfd);
     null = open("/dev/null", O_RDWR | O_CLOEXEC);
-    if (null < 0) {
-        LOGED(ERROR, domid, "/dev/null");
+    if (null >= 0)
+        null = xlreaper__fd_above_stdio(null);
+    if (p.wfd < 0 || null < 0) {
+        LOGED(ERROR, domid, "/dev/null and a pipe for %s -help", path);
         rc = XLREAPER_ERROR_FAIL;
         goto out;
     }
-    pid = fork();
-    if (pid < 0) {
+    a.in_fd = a.err_fd = null;
+    a.out_fd = p.wfd;
+    w.pid = fork();
+    if (w.pid < 0) {
         LOGED(ERROR, domid, "fork for %s -help", path);
-        close(null);
         rc = XLREAPER_ERROR_FAIL;
         goto out;
     }
-    if (pid == 0) {
-        /* Async-signal-safe only: the caller may be threaded. */
-        if (dup2(null, 0) < 0 || dup2(p.wfd, 1) < 0 || dup2(null, 2) < 0)
-            _exit(127);
-        syscall(SYS_close_range, 3u, ~0u, 0u);
-        execv(path, argv);
-        _exit(127);
-    }
+    if (w.pid == 0)
+        xlreaper__exec_child(&a); /* raw calls only: we may be threaded */
     close(null);
+    null = -1;
     close(p.wfd);
     p.wfd = -1;
 
-    deadline = xlreaper__now_us() + PROBE_TIMEOUT_MS * 1000ull;
-    for (;;) {
-        struct pollfd pfd = { .fd = p.rfd, .events = POLLIN };
-        uint64_t now = xlreaper__now_us();
-        ssize_t r;
-
-        if (now >= deadline || len == PROBE_OUTPUT_MAX) {
-            kill(pid, SIGKILL); /* our unreaped child */
-            killed = true;
-            break;
-        }
-        r = poll(&pfd, 1, (int)((deadline - now) / 1000 + 1));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0) {
-            LOGED(ERROR, domid, "poll");
-            kill(pid, SIGKILL);
-            killed = true;
-            break;
-        }
-        if (r == 0)
-            continue;
-        r = read(p.rfd, out + len, PROBE_OUTPUT_MAX - len);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0)
-            break;
-        len += (size_t)r;
-    }
-    rc = xlreaper__wait_child(ctx, pid, &status);
+    w.rfd = p.rfd;
+    w.deadline_us = xlreaper__now_us() + PROBE_TIMEOUT_MS * 1000ull;
+    rc = xlreaper__wait_bounded(ctx, &w);
     if (rc)
         goto out;
-    if (killed || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (w.end != XLREAPER__HELPER_DONE || !WIFEXITED(w.status) ||
+        WEXITSTATUS(w.status) != 0) {
         LOGD(ERROR, domid,
              "%s -help %s; cannot tell which options it "
              "takes",
-             path, killed ? "did not finish" : "failed");
+             path,
+             w.end == XLREAPER__HELPER_OVERFLOW ? "said too much"
+             : w.end != XLREAPER__HELPER_DONE   ? "did not finish"
+                                                : "failed");
         rc = XLREAPER_ERROR_INVAL;
         goto out;
     }
-    *features_r = xlreaper__qemu_help_features(out, len);
+    *features_r = xlreaper__qemu_help_features(w.buf, w.len);
     LOGD(DEBUG, domid, "%s -help: features %#x", path, *features_r);
     rc = 0;
 
 out:
+    xlreaper__close_keep_errno(null);
     xlreaper__report_pipe_close(&p);
-    free(out);
+    free(w.buf);
     return rc;
 }

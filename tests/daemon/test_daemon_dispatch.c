@@ -139,6 +139,46 @@ static void test_start_sweep_keeps_its_findings(void **state)
     assert_int_equal(xlrt_daemon_stop(&f->dm), 0);
 }
 
+/* Tasks under dead domids' uids before the daemon starts, that the
+ * /proc census sees: the start sweep reaps and reports them, and says
+ * so.  (xenstored fires the @releaseDomain watch when it is set, and
+ * the census that follows a release ran first: it reaped them as
+ * "census", and the start sweep said "0 reaped".) */
+static void test_start_sweep_takes_the_start_census(void **state)
+{
+    static const uint32_t left[] = { 40, 3000, 20000 };
+    fixture *f = *state;
+    char *ev, trig[16], want[96];
+
+    for (unsigned i = 0; i < 3; i++) {
+        f->tasks[i] = xlrt_bystander_start(BASE + left[i]);
+        assert_true(xlrt_kernel_count(BASE + left[i]) >= 1);
+    }
+    assert_int_equal(xlrt_daemon_start_prog(&f->dm, "tests/xl-reaperd-fakexen",
+                                            f->dir, f->config, f->sock),
+                     0);
+    assert_int_equal(
+        xlrt_daemon_wait_log(&f->dm, "sweep (whole range", 120000), 0);
+    snprintf(want, sizeof(want), "3 candidate uids of dead domids, 3 reaped");
+    if (xlrt_daemon_wait_log(&f->dm, want, 0))
+        fail_msg("the start sweep did not say \"%s\"", want);
+    for (unsigned i = 0; i < 3; i++) {
+        int st;
+
+        assert_int_equal(xlrt_daemon_wait_event(&f->dm, left[i], 0, &ev), 0);
+        xlrt_json_str(ev, "trigger", trig, sizeof(trig));
+        if (strcmp(trig, "sweep"))
+            fail_msg("domid %u: reaped by \"%s\", not by the start sweep",
+                     left[i], trig);
+        free(ev);
+        assert_int_equal(xlrt_daemon_count_events(&f->dm, left[i]), 1);
+        assert_int_equal(waitpid(f->tasks[i], &st, 0), f->tasks[i]);
+        assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+        f->tasks[i] = -1;
+    }
+    assert_int_equal(xlrt_daemon_stop(&f->dm), 0);
+}
+
 /* The time_ms of the k-th event of domid, waiting for it. */
 static long long event_time(fixture *f, uint32_t domid, unsigned timeout_ms)
 {
@@ -211,6 +251,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_start_sweep_keeps_its_findings,
                                         setup, teardown),
+        cmocka_unit_test_setup_teardown(
+            test_start_sweep_takes_the_start_census, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stuck_uid_backed_off, setup,
                                         teardown),
     };

@@ -263,8 +263,13 @@ int main(void)
     free(sock);
     free(lat);
     free(inner);
-    snprintf(path, sizeof(path), "rm -rf %s", dir);
-    if (system(path) != 0)
-        return 1;
+    /* XLR_BENCH_KEEP: the directory (events, log) is left for a look. */
+    if (getenv("XLR_BENCH_KEEP")) {
+        printf("  kept: %s\n", dir);
+    } else {
+        snprintf(path, sizeof(path), "rm -rf %s", dir);
+        if (system(path) != 0)
+            return 1;
+    }
     return done == n && !other ? 0 : 1;
 }

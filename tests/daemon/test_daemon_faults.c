@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,6 +310,60 @@ static void test_killed_holding_lock(void **state)
     assert_whole_lines(f);
 }
 
+/* The reaper uid busy at start: a run killed while it reaped left its
+ * killer under the reaper uid (this host's init reaps such orphans
+ * every 2 s; here a zombie of ours stands for it), and a death waits
+ * from the run before.  The next run waits for the reaper uid to be
+ * empty before it reaps, and reports the death once, reaped; it used
+ * to reap at once, be refused ("the reaper uid runs 1 task"), and
+ * report that as the death's one event. */
+static void test_reaper_uid_busy_at_start(void **state)
+{
+    fixture *f = *state;
+    char *ev, buf[48];
+    pid_t zombie;
+    int st;
+
+    daemon_up(f);
+    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 14"), 0);
+    assert_int_equal(
+        xlrt_daemon_wait_log(&f->dm, "domid 14: a new domain", WAIT_MS), 0);
+    xlrt_daemon_kill(&f->dm);
+    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 14"), 0);
+
+    zombie = fork();
+    assert_true(zombie >= 0);
+    if (zombie == 0) {
+        if (setgroups(0, NULL) || setresgid(BASE, BASE, BASE) ||
+            setresuid(BASE, BASE, BASE))
+            _exit(1);
+        _exit(0);
+    }
+    while (xlrt_kernel_count(BASE) != 1)
+        usleep(1000);
+    daemon_start(f);
+    usleep(1000000);
+    assert_int_equal(waitpid(zombie, &st, 0), zombie);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 14, WAIT_MS, &ev), 0);
+    xlrt_json_str(ev, "result", buf, sizeof(buf));
+    if (strcmp(buf, "ok"))
+        fail_msg("domid 14: reaped while the reaper uid was busy: %s", ev);
+    xlrt_json_str(ev, "outcome", buf, sizeof(buf));
+    assert_string_equal(buf, "empty");
+    free(ev);
+    assert_int_equal(xlrt_daemon_wait_log(&f->dm,
+                                          "the reaper uid 5300000 "
+                                          "has tasks",
+                                          0),
+                     0);
+    assert_int_equal(
+        xlrt_daemon_wait_log(&f->dm, "sweep (whole range", 120000), 0);
+    assert_once(f, 14, 14);
+    assert_whole_lines(f);
+}
+
 /* ---------- a full disk ---------- */
 
 /* A tmpfs of 64 KiB of our own at f->small, for the events and the
@@ -510,6 +565,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_killed_waiting_for_lock, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_killed_holding_lock, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_reaper_uid_busy_at_start, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(test_full_disk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_xenstored_killed, setup,

@@ -499,6 +499,7 @@ int main(int argc, char **argv)
     /* From the first second, connected to xenstored or not. */
     xlrd_metrics_write(&d, true);
     d.next_metrics_us = xlrd_now_us() + XLRD_METRICS_PERIOD_S * 1000000u;
+    xlrd_wait_reaper_uid(&d);
 
     run(&d);
     sd_notify_msg("STOPPING=1");

@@ -298,6 +298,10 @@ void xlrd_reconcile(xlrd *d);
 /* Reaps one dead_pending domid, under the lock taken for it alone.
  * false when none was pending. */
 bool xlrd_reap_next(xlrd *d);
+/* Before the first reap: a run killed while it reaped left its killer
+ * under the reaper uid, and every reap is refused while that uid has a
+ * task.  Waits (bounded: a few seconds) until it has none. */
+void xlrd_wait_reaper_uid(xlrd *d);
 /* ---------- events (xl_reaperd_events.c) ---------- */
 
 /* Opens (again) the events file.  0 or -1. */

@@ -321,6 +321,48 @@ xlrd_reap_status xlrd_reap_domid(xlrd *d, uint32_t domid, xlrd_trigger trig,
     return reap_domid(d, domid, trig, cand, intent, recovered, reported_r);
 }
 
+/* ---------- the reaper uid at start ---------- */
+
+/* An init that reaps orphans on a timer (every 2 s on the host the
+ * benchmarks ran on) keeps a killed run's killer that long; systemd
+ * reaps it at once.  Less than a metrics period, so that the file
+ * written just before stays fresh. */
+#define REAPER_UID_WAIT_MS 3000u
+#define REAPER_UID_POLL_US 20000u
+
+void xlrd_wait_reaper_uid(xlrd *d)
+{
+    uid_t pet = xlreaper_config_get(d->ctx)->reaper_uid;
+    uint64_t start = xlrd_now_us();
+    bool empty = false, said = false;
+
+    for (;;) {
+        /* No answer: the reaps go on, and say what they find. */
+        if (xlreaper_uid_empty(d->ctx, pet, &empty) || empty)
+            break;
+        if (!said) {
+            XLRD_LOG(d, NOTICE,
+                     "the reaper uid %lu has tasks (a run killed while it "
+                     "reaped leaves its killer there, dying or a zombie, "
+                     "until init reaps it, and no reap kills while the "
+                     "reaper uid runs anything): waiting up to %u ms",
+                     (unsigned long)pet, REAPER_UID_WAIT_MS);
+            said = true;
+        }
+        if (xlrd_now_us() - start >= REAPER_UID_WAIT_MS * 1000ull) {
+            XLRD_LOG(d, WARN,
+                     "the reaper uid %lu still has tasks after %u ms: "
+                     "every reap is refused while it has",
+                     (unsigned long)pet, REAPER_UID_WAIT_MS);
+            return;
+        }
+        usleep(REAPER_UID_POLL_US);
+    }
+    if (said)
+        XLRD_LOG(d, NOTICE, "the reaper uid %lu is empty after %.1f ms",
+                 (unsigned long)pet, (double)(xlrd_now_us() - start) / 1000.0);
+}
+
 /* ---------- deaths ---------- */
 
 void xlrd_reconcile(xlrd *d)

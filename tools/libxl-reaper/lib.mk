@@ -51,13 +51,15 @@ install-lib: $(LIB_A) $(LIB_SO)
 	install -m 755 $(LIB_SO) $(DESTDIR)$(PREFIX)/lib/
 	ln -sf libxlreaper.so.0 $(DESTDIR)$(PREFIX)/lib/libxlreaper.so
 	install -m 644 tools/libxl-reaper/include/xlreaper.h \
+		tools/libxl-reaper/include/xlreaper_json.h \
 		$(DESTDIR)$(PREFIX)/include/
 
 uninstall-lib:
 	rm -f $(DESTDIR)$(PREFIX)/lib/libxlreaper.a \
 		$(DESTDIR)$(PREFIX)/lib/libxlreaper.so.0 \
 		$(DESTDIR)$(PREFIX)/lib/libxlreaper.so \
-		$(DESTDIR)$(PREFIX)/include/xlreaper.h
+		$(DESTDIR)$(PREFIX)/include/xlreaper.h \
+		$(DESTDIR)$(PREFIX)/include/xlreaper_json.h
 
 # "A helper makes raw system calls only" (xlreaper_helper_raw.c) is
 # proved here: the object that holds every function a helper runs may

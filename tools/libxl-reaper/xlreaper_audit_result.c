@@ -7,9 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <yajl/yajl_gen.h>
-
 #include "xlreaper_audit_internal.h"
+#include "xlreaper_json.h"
 
 void xlreaper_audit_opts_init(xlreaper_audit_opts *opts)
 {
@@ -106,98 +105,54 @@ int xlreaper__audit_add(xlreaper_audit_result *res, const char *name,
 
 /* ---------- JSON ---------- */
 
-#define STR(g, s) yajl_gen_string((g), (const unsigned char *)(s), strlen(s))
-
 int xlreaper_audit_result_json(const xlreaper_audit_result *res, char **json_r)
 {
-    const unsigned char *buf;
-    size_t len;
     yajl_gen g = yajl_gen_alloc(NULL);
-    int rc = XLREAPER_ERROR_NOMEM;
 
     if (!g)
-        return rc;
+        return XLREAPER_ERROR_NOMEM;
     yajl_gen_map_open(g);
-    STR(g, "event");
-    STR(g, "audit");
-    STR(g, "verdict");
-    STR(g, xlreaper_audit_status_name(xlreaper_audit_verdict(res)));
-    STR(g, "live_source");
-    if (res->live_source)
-        STR(g, res->live_source);
-    else
-        yajl_gen_null(g);
-    STR(g, "live");
+    xlreaper_json_str(g, "event", "audit");
+    xlreaper_json_str(g, "verdict",
+                      xlreaper_audit_status_name(xlreaper_audit_verdict(res)));
+    xlreaper_json_str(g, "live_source", res->live_source);
+    xlreaper_json_key(g, "live");
     yajl_gen_array_open(g);
     for (unsigned i = 0; i < res->num_live; i++)
-        yajl_gen_integer(g, res->live[i]);
+        xlreaper_json_int(g, NULL, res->live[i]);
     yajl_gen_array_close(g);
-    STR(g, "xenstore_reachable");
-    yajl_gen_bool(g, res->xenstore_reachable);
-    STR(g, "passes");
-    yajl_gen_integer(g, res->passes);
-    STR(g, "quiet");
-    yajl_gen_bool(g, res->quiet);
-    STR(g, "probes");
-    yajl_gen_integer(g, res->probes);
-    STR(g, "dms");
-    yajl_gen_integer(g, res->dms);
-    STR(g, "duration_us");
-    yajl_gen_integer(g, (long long)res->duration_us);
-    STR(g, "deadline_ms");
-    yajl_gen_integer(g, res->deadline_ms);
-    STR(g, "deadline_passed");
-    yajl_gen_bool(g, res->deadline_passed);
-    STR(g, "could_not_check");
+    xlreaper_json_bool(g, "xenstore_reachable", res->xenstore_reachable);
+    xlreaper_json_int(g, "passes", res->passes);
+    xlreaper_json_bool(g, "quiet", res->quiet);
+    xlreaper_json_int(g, "probes", res->probes);
+    xlreaper_json_int(g, "dms", res->dms);
+    xlreaper_json_int(g, "duration_us", (long long)res->duration_us);
+    xlreaper_json_int(g, "deadline_ms", res->deadline_ms);
+    xlreaper_json_bool(g, "deadline_passed", res->deadline_passed);
     {
         unsigned unknown = 0;
         for (unsigned i = 0; i < res->num; i++)
             unknown += res->checks[i].status == XLREAPER_AUDIT_UNKNOWN;
-        yajl_gen_integer(g, unknown);
+        xlreaper_json_int(g, "could_not_check", unknown);
     }
-    STR(g, "checks");
+    xlreaper_json_key(g, "checks");
     yajl_gen_array_open(g);
     for (unsigned i = 0; i < res->num; i++) {
         const xlreaper_audit_check *c = &res->checks[i];
 
         yajl_gen_map_open(g);
-        STR(g, "check");
-        STR(g, c->name);
-        STR(g, "domid");
-        if (c->domid == XLREAPER_AUDIT_NO_DOMID)
-            yajl_gen_null(g);
-        else
-            yajl_gen_integer(g, c->domid);
-        STR(g, "uid");
-        if (c->uid == XLREAPER_AUDIT_NO_UID)
-            yajl_gen_null(g);
-        else
-            yajl_gen_integer(g, c->uid);
-        STR(g, "pid");
-        if (!c->pid)
-            yajl_gen_null(g);
-        else
-            yajl_gen_integer(g, c->pid);
-        STR(g, "status");
-        STR(g, xlreaper_audit_status_name(c->status));
-        STR(g, "fixed");
-        yajl_gen_bool(g, c->fixed);
-        STR(g, "reason");
-        STR(g, c->reason);
+        xlreaper_json_str(g, "check", c->name);
+        xlreaper_json_int_or_null(
+            g, "domid", c->domid != XLREAPER_AUDIT_NO_DOMID, c->domid);
+        xlreaper_json_int_or_null(g, "uid", c->uid != XLREAPER_AUDIT_NO_UID,
+                                  c->uid);
+        xlreaper_json_int_or_null(g, "pid", c->pid, c->pid);
+        xlreaper_json_str(g, "status", xlreaper_audit_status_name(c->status));
+        xlreaper_json_bool(g, "fixed", c->fixed);
+        xlreaper_json_str(g, "reason", c->reason);
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
     yajl_gen_map_close(g);
-
-    if (yajl_gen_get_buf(g, &buf, &len) == yajl_gen_status_ok) {
-        char *out = malloc(len + 1);
-        if (out) {
-            memcpy(out, buf, len);
-            out[len] = '\0';
-            *json_r = out;
-            rc = 0;
-        }
-    }
-    yajl_gen_free(g);
-    return rc;
+    return xlreaper_json_done(g, json_r);
 }

@@ -12,17 +12,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <yajl/yajl_gen.h>
-
 #include "xl_reaper.h"
+#include "xlreaper_json.h"
 
 /* Room for the longest value: a path (PATH_MAX) in quotes. */
 #define VALUE_MAX 4200
-
-static void gen_str(yajl_gen g, const char *s)
-{
-    yajl_gen_string(g, (const unsigned char *)s, strlen(s));
-}
 
 /* One check, as xlreaper_host_check reported it. */
 typedef struct {
@@ -53,50 +47,37 @@ static void collect(void *arg, const char *name, bool ok, const char *detail)
 static int print_json(const xlreaper_config *c, const checks *cs)
 {
     yajl_gen g = yajl_gen_alloc(NULL);
-    const unsigned char *buf;
     char value[VALUE_MAX];
-    size_t len;
+    char *json;
 
     if (!g)
         return XLR_EXIT_FAIL;
     yajl_gen_map_open(g);
-    gen_str(g, "config");
-    if (c->path)
-        gen_str(g, c->path);
-    else
-        yajl_gen_null(g);
-    gen_str(g, "dm_uid_base");
-    yajl_gen_integer(g, c->dm_uid_base);
-    gen_str(g, "dm_uid_first");
-    yajl_gen_integer(g, (long long)c->dm_uid_base + 1);
-    gen_str(g, "dm_uid_base_from");
-    gen_str(g, c->dm_uid_base_from);
-    gen_str(g, "dm_uid_last");
-    yajl_gen_integer(g, (long long)c->dm_uid_base + xlreaper_max_domid());
-    gen_str(g, "reaper_uid");
-    yajl_gen_integer(g, c->reaper_uid);
-    gen_str(g, "reaper_uid_from");
-    gen_str(g, c->reaper_uid_from);
-    gen_str(g, "dm_gid_mode");
-    gen_str(g, c->dm_gid_mode == XLREAPER_GID_RANGE_BASE ? "range-base"
-                                                         : "per-domain");
-    gen_str(g, "lock_file");
-    gen_str(g, c->lock_file);
-    gen_str(g, "lock_timeout_ms");
-    yajl_gen_integer(g, c->lock_timeout_ms);
-    gen_str(g, "reap_timeout_ms");
-    yajl_gen_integer(g, c->reap_timeout_ms);
-    gen_str(g, "nproc_limit");
-    yajl_gen_integer(g, c->nproc_limit);
+    xlreaper_json_str(g, "config", c->path);
+    xlreaper_json_int(g, "dm_uid_base", c->dm_uid_base);
+    xlreaper_json_int(g, "dm_uid_first", (long long)c->dm_uid_base + 1);
+    xlreaper_json_str(g, "dm_uid_base_from", c->dm_uid_base_from);
+    xlreaper_json_int(g, "dm_uid_last",
+                      (long long)c->dm_uid_base + xlreaper_max_domid());
+    xlreaper_json_int(g, "reaper_uid", c->reaper_uid);
+    xlreaper_json_str(g, "reaper_uid_from", c->reaper_uid_from);
+    xlreaper_json_str(g, "dm_gid_mode",
+                      c->dm_gid_mode == XLREAPER_GID_RANGE_BASE
+                          ? "range-base"
+                          : "per-domain");
+    xlreaper_json_str(g, "lock_file", c->lock_file);
+    xlreaper_json_int(g, "lock_timeout_ms", c->lock_timeout_ms);
+    xlreaper_json_int(g, "reap_timeout_ms", c->reap_timeout_ms);
+    xlreaper_json_int(g, "nproc_limit", c->nproc_limit);
     /* Every key, its value as the config file would say it. */
-    gen_str(g, "settings");
+    xlreaper_json_key(g, "settings");
     yajl_gen_map_open(g);
     for (unsigned i = 0; xlreaper_config_key_name(i); i++) {
         int r = xlreaper_config_key_value(c, i, value, sizeof(value));
 
         if (r < 0)
             continue;
-        gen_str(g, xlreaper_config_key_name(i));
+        xlreaper_json_key(g, xlreaper_config_key_name(i));
         /* A number as a number, a string without its quotes. */
         if (r == 1)
             yajl_gen_null(g);
@@ -107,28 +88,22 @@ static int print_json(const xlreaper_config *c, const checks *cs)
             yajl_gen_number(g, value, strlen(value));
     }
     yajl_gen_map_close(g);
-    gen_str(g, "checks");
+    xlreaper_json_key(g, "checks");
     yajl_gen_array_open(g);
     for (unsigned i = 0; i < cs->num; i++) {
         yajl_gen_map_open(g);
-        gen_str(g, "check");
-        gen_str(g, cs->lines[i].name);
-        gen_str(g, "ok");
-        yajl_gen_bool(g, cs->lines[i].ok);
-        gen_str(g, "detail");
-        gen_str(g, cs->lines[i].detail);
+        xlreaper_json_str(g, "check", cs->lines[i].name);
+        xlreaper_json_bool(g, "ok", cs->lines[i].ok);
+        xlreaper_json_str(g, "detail", cs->lines[i].detail);
         yajl_gen_map_close(g);
     }
     yajl_gen_array_close(g);
-    gen_str(g, "ok");
-    yajl_gen_bool(g, !cs->failed);
+    xlreaper_json_bool(g, "ok", !cs->failed);
     yajl_gen_map_close(g);
-    if (yajl_gen_get_buf(g, &buf, &len) != yajl_gen_status_ok) {
-        yajl_gen_free(g);
+    if (xlreaper_json_done(g, &json))
         return XLR_EXIT_FAIL;
-    }
-    printf("%.*s\n", (int)len, (const char *)buf);
-    yajl_gen_free(g);
+    printf("%s\n", json);
+    free(json);
     return cs->failed ? XLR_EXIT_USAGE : XLR_EXIT_OK;
 }
 

@@ -21,6 +21,7 @@
 #include <xenstore.h>
 
 #include "xl_reaper.h"
+#include "xlr_domain.h"
 
 /* What xenstore says of domid's DM uid: 0 absent, or the uid; -1 when
  * it is not a uid.  Read while the domain lives. */
@@ -45,22 +46,6 @@ static long read_kill_uid(uint32_t domid)
     }
     xs_close(xsh);
     return uid;
-}
-
-/* 1 alive, 0 gone or dying, -1 when libxl cannot tell. */
-static int domain_alive(libxl_ctx *lctx, uint32_t domid)
-{
-    libxl_dominfo info;
-    int rc, alive = -1;
-
-    libxl_dominfo_init(&info);
-    rc = libxl_domain_info(lctx, &info, domid);
-    if (!rc)
-        alive = !info.dying;
-    else if (rc == ERROR_DOMAIN_NOTFOUND)
-        alive = 0;
-    libxl_dominfo_dispose(&info);
-    return alive;
 }
 
 /* Is what libxl wrote the uid we are about to reap?  true if so, or if
@@ -118,7 +103,7 @@ int xlr_cmd_destroy(xlr_cli *cli, int argc, char **argv)
     }
     libxl_childproc_setmode(lctx, &hooks, NULL);
 
-    alive = domain_alive(lctx, domid);
+    alive = xlr_domain_alive(lctx, domid);
     if (alive <= 0) {
         if (alive == 0)
             xlr_error("domid %u: no such domain (to reap a dead domain's "
@@ -134,7 +119,7 @@ int xlr_cmd_destroy(xlr_cli *cli, int argc, char **argv)
     if (r) {
         /* libxl gives up when it cannot kill the DM; then the domain
          * stays, and so may a DM that still serves it. */
-        if (domain_alive(lctx, domid) != 0) {
+        if (xlr_domain_alive(lctx, domid) != 0) {
             xlr_error("domid %u: libxl_domain_destroy failed (%d) and the "
                       "domain still exists: its uid is not reaped",
                       domid, r);
@@ -151,7 +136,7 @@ int xlr_cmd_destroy(xlr_cli *cli, int argc, char **argv)
         ret = xlr_exit_code(rc);
         goto out;
     }
-    alive = domain_alive(lctx, domid);
+    alive = xlr_domain_alive(lctx, domid);
     if (alive != 0) {
         xlr_error(alive > 0 ? "domid %u: alive again (reused) before its "
                               "uid could be reaped: not killing it, the "

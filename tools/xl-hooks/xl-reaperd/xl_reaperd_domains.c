@@ -12,10 +12,8 @@
  *    and a xenstored that restarts has lost it all: by xenstore alone,
  *    every domain would then look dead and every DM would be killed.
  *    The hypervisor's list cannot be faked from dom0 user space.
- * A dying domain (destroyed, its memory not yet freed) counts as dead:
- * its DM has no guest left to serve, and its domid cannot be reused
- * until it is gone.  A domain that has shut down but not been destroyed
- * (on_crash="preserve") lives, and so may its DM.
+ * A dying domain counts as dead, as for `xl-reaper destroy`
+ * (xlr_domain.h says why).
  *
  * Without a hypervisor (tests) xenstore is all there is; the daemon
  * says so when it starts.  With one, a libxl that cannot talk to it is
@@ -28,6 +26,7 @@
 #include <unistd.h>
 
 #include "xl_reaperd.h"
+#include "xlr_domain.h"
 
 bool xlrd_hypervisor_present(void)
 {
@@ -91,7 +90,7 @@ static int list_libxl(xlrd *d, bool *alive)
     }
     for (int i = 0; i < nb; i++)
         if (l[i].domid >= 1 && l[i].domid <= xlreaper_max_domid() &&
-            !l[i].dying)
+            xlr_dominfo_alive(&l[i]))
             alive[l[i].domid] = true;
     libxl_dominfo_list_free(l, nb);
     return 0;
@@ -132,33 +131,21 @@ int xlrd_domains_list(xlrd *d, bool *alive)
 
 int xlrd_domain_alive(xlrd *d, uint32_t domid)
 {
-    if (d->mode == XLRD_LIST_LIBXL) {
-        libxl_dominfo info;
-        int rc, alive = -1;
+    char path[40];
+    unsigned len;
+    void *v;
 
-        libxl_dominfo_init(&info);
-        rc = libxl_domain_info(d->lctx, &info, domid);
-        if (!rc)
-            alive = !info.dying;
-        else if (rc == ERROR_DOMAIN_NOTFOUND)
-            alive = 0;
-        libxl_dominfo_dispose(&info);
-        return alive;
-    } else {
-        char path[40];
-        unsigned len;
-        void *v;
-
-        if (!d->xsh)
-            return -1;
-        snprintf(path, sizeof(path), "/local/domain/%u", domid);
-        v = xs_read(d->xsh, XBT_NULL, path, &len);
-        if (v) {
-            free(v);
-            return 1;
-        }
-        return errno == ENOENT ? 0 : -1;
+    if (d->mode == XLRD_LIST_LIBXL)
+        return xlr_domain_alive(d->lctx, domid);
+    if (!d->xsh)
+        return -1;
+    snprintf(path, sizeof(path), "/local/domain/%u", domid);
+    v = xs_read(d->xsh, XBT_NULL, path, &len);
+    if (v) {
+        free(v);
+        return 1;
     }
+    return errno == ENOENT ? 0 : -1;
 }
 
 /*

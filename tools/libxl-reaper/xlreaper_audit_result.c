@@ -67,14 +67,10 @@ int xlreaper__audit_add(xlreaper_audit_result *res, const char *name,
     char *reason;
     int n;
 
-    if (res->num == res->cap) {
-        unsigned ncap = res->cap ? res->cap * 2 : 32;
-        xlreaper_audit_check *nc = realloc(res->checks, ncap * sizeof(*nc));
-        if (!nc)
-            return XLREAPER_ERROR_NOMEM;
-        res->checks = nc;
-        res->cap = ncap;
-    }
+    c = xlreaper__grow(res->checks, res->num, &res->cap, sizeof(*c), 32);
+    if (!c)
+        return XLREAPER_ERROR_NOMEM;
+    res->checks = c;
     reason = malloc(REASON_MAX);
     if (!reason)
         return XLREAPER_ERROR_NOMEM;

@@ -505,6 +505,23 @@ _hidden void xlreaper__sb_printf(xlreaper__sb *sb, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 _hidden void xlreaper__sb_dispose(xlreaper__sb *sb);
 
+/*
+ * The growable array (xlreaper_array.c): room for element num of an
+ * array of *cap elements of size bytes.  When num reaches *cap the array
+ * is realloc'd to twice *cap (first when empty) and *cap updated.
+ * Returns the array to store back, or NULL when out of memory or when
+ * the size would overflow; then the old array is still whole and *cap
+ * unchanged.
+ *
+ *     n = xlreaper__grow(l->tasks, l->num, &l->cap, sizeof(*n), 16);
+ *     if (!n)
+ *         return XLREAPER_ERROR_NOMEM;
+ *     l->tasks = n;
+ *     l->tasks[l->num++] = *t;
+ */
+_hidden void *xlreaper__grow(void *items, unsigned num, unsigned *cap,
+                             size_t size, unsigned first);
+
 _hidden uint64_t xlreaper__now_us(void);
 _hidden void xlreaper__sleep_us(uint64_t us);
 /* read(2) until EOF or max bytes; loops on EINTR.  Bytes read, or -1. */

@@ -38,14 +38,12 @@ void xlreaper_task_list_dispose(xlreaper_task_list *list)
 
 int xlreaper__task_list_add(xlreaper_task_list *list, const xlreaper_task *t)
 {
-    if (list->num == list->cap) {
-        unsigned ncap = list->cap ? list->cap * 2 : 16;
-        xlreaper_task *n = realloc(list->tasks, ncap * sizeof(*n));
-        if (!n)
-            return XLREAPER_ERROR_NOMEM;
-        list->tasks = n;
-        list->cap = ncap;
-    }
+    xlreaper_task *n =
+        xlreaper__grow(list->tasks, list->num, &list->cap, sizeof(*n), 16);
+
+    if (!n)
+        return XLREAPER_ERROR_NOMEM;
+    list->tasks = n;
     list->tasks[list->num++] = *t;
     return 0;
 }

@@ -381,19 +381,16 @@ static int classify(const xlreaper_task_list *scan, uid_t uid,
 
 typedef struct {
     pid_t *tids;
-    size_t num, cap;
+    unsigned num, cap;
 } tid_set;
 
 static int tid_set_add(tid_set *s, pid_t tid)
 {
-    if (s->num == s->cap) {
-        size_t ncap = s->cap ? s->cap * 2 : 64;
-        pid_t *n = realloc(s->tids, ncap * sizeof(*n));
-        if (!n)
-            return XLREAPER_ERROR_NOMEM;
-        s->tids = n;
-        s->cap = ncap;
-    }
+    pid_t *n = xlreaper__grow(s->tids, s->num, &s->cap, sizeof(*n), 64);
+
+    if (!n)
+        return XLREAPER_ERROR_NOMEM;
+    s->tids = n;
     s->tids[s->num++] = tid;
     return 0;
 }
@@ -412,7 +409,7 @@ static unsigned count_distinct(tid_set *seen)
     if (!seen->num)
         return 0; /* qsort's base may not be NULL, even for 0 */
     qsort(seen->tids, seen->num, sizeof(pid_t), cmp_pid);
-    for (size_t i = 0; i < seen->num; i++)
+    for (unsigned i = 0; i < seen->num; i++)
         n += !i || seen->tids[i] != seen->tids[i - 1];
     return n;
 }

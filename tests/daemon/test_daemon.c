@@ -17,56 +17,26 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "xlr_test.h"
-#include "xlrt_daemon.h"
+#include "xlrt_dfix.h"
 
 #define BASE 5000000u
 #define WAIT_MS 30000u
 
 typedef struct {
-    char *dir, *config, *sock;
-    xlrt_xs xs;
-    xlrt_daemon dm;
-    xlreaper_ctx *ctx; /* for the final clean-up of our uids */
-    int lfd;           /* the reaper lock, when a scenario holds it */
+    xlrt_dfix d;
+    int lfd; /* the reaper lock, when a scenario holds it */
 } fixture;
 
 /* No metrics file: the default one may be a real collector's. */
-static const char config_text[] = "dm_uid_base = %u\n"
-                                  "lock_file = \"%s/lock\"\n"
-                                  "lock_timeout_ms = 60000\n"
-                                  "sweep_interval_s = 3600\n"
-                                  "metrics_file = \"\"\n";
-
-static char *write_config(const char *dir, unsigned base)
-{
-    char *text, *path;
-
-    assert_true(asprintf(&text, config_text, base, dir) > 0);
-    path = xlrt_write_file(dir, "xl-reaper.conf", text);
-    free(text);
-    return path;
-}
+static const char config_extra[] = "lock_timeout_ms = 60000\n"
+                                   "sweep_interval_s = 3600\n"
+                                   "metrics_file = \"\"\n";
 
 /* ---------- device models ---------- */
-
-static void racer_main(void *arg)
-{
-    uid_t uid = *(uid_t *)arg;
-    char prog[512];
-
-    snprintf(prog, sizeof(prog), "%s/fork_racer", xlrt_progs_dir());
-    if (syscall(SYS_setgroups, 0, NULL) ||
-        syscall(SYS_setresgid, uid, uid, uid) ||
-        syscall(SYS_setresuid, uid, uid, uid))
-        _exit(1);
-    execl(prog, "fork_racer", (char *)NULL);
-    _exit(127);
-}
 
 /* Under uid, stops whatever enters it: the daemon's census probes. */
 typedef struct {
@@ -78,59 +48,11 @@ static void stopper_main(void *arg)
 {
     const stopper_args *a = arg;
 
-    if (syscall(SYS_setgroups, 0, NULL) ||
-        syscall(SYS_setresgid, a->uid, a->uid, a->uid) ||
-        syscall(SYS_setresuid, a->uid, a->uid, a->uid))
+    if (xlrt_become(a->uid, a->uid) < 0)
         _exit(1);
     (void)!write(a->ready_fd, "R", 1);
     for (;;)
         kill(-1, SIGSTOP);
-}
-
-/* A fork racer under uid, in a nursery; returns once the kernel counts
- * a task of uid. */
-static pid_t racer_start(uid_t uid)
-{
-    static uid_t uids[64];
-    static unsigned next;
-    uid_t *u = &uids[next++ % 64];
-    pid_t n;
-
-    *u = uid;
-    n = xlrt_nursery_start(racer_main, u);
-    for (unsigned i = 0; xlrt_kernel_count(uid) < 1; i++) {
-        assert_true(i < 3000);
-        usleep(1000);
-    }
-    return n;
-}
-
-/* Ends a racer's nursery.  Its uid is reaped first (it should be empty
- * already): a nursery that ends leaves live orphans to a slow init. */
-static void racer_stop(fixture *f, pid_t nursery, uid_t uid)
-{
-    xlreaper_reap_result res;
-    uint32_t domid;
-
-    assert_int_equal(xlreaper_uid_domid(f->ctx, uid, &domid), 0);
-    xlreaper_reap_result_init(&res);
-    xlreaper_reap(f->ctx, NULL, domid, &res);
-    xlreaper_reap_result_dispose(&res);
-    xlrt_nursery_stop(nursery);
-}
-
-/* Waits until the kernel counts want tasks of uid (zombies included:
- * the nursery reaps them). */
-static void wait_count(uid_t uid, long want)
-{
-    long c;
-
-    for (unsigned i = 0; (c = xlrt_kernel_count(uid)) != want; i++) {
-        if (i >= 3000)
-            fail_msg("uid %lu: the kernel counts %ld tasks, want %ld",
-                     (unsigned long)uid, c, want);
-        usleep(2000);
-    }
 }
 
 /* An event of a reap that killed and verified: no live task left. */
@@ -158,32 +80,16 @@ static void assert_reaped(const char *ev, uint32_t domid, const char *trig)
 
 /* ---------- fixture ---------- */
 
-static void daemon_up(fixture *f)
-{
-    assert_int_equal(xlrt_daemon_start(&f->dm, f->dir, f->config, f->sock), 0);
-    assert_int_equal(xlrt_daemon_wait_log(&f->dm, "ready:", WAIT_MS), 0);
-}
-
 static int group_setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
-    char *cfg;
 
     assert_non_null(f);
-    /* Checked here: the racer's child could only exit 127. */
-    (void)xlrt_progs_dir();
-    f->dir = xlrt_tmpdir();
-    f->config = write_config(f->dir, BASE);
-    assert_true(asprintf(&f->sock, "%s/xs.sock", f->dir) > 0);
-    assert_int_equal(xlrt_xs_start(&f->xs, f->sock, NULL), 0);
-    assert_true(asprintf(&cfg, config_text, BASE, f->dir) > 0);
-    f->ctx = xlrt_ctx(f->dir, cfg);
-    free(cfg);
-    daemon_up(f);
+    xlrt_dfix_setup(&f->d, BASE, config_extra);
+    xlrt_dfix_up(&f->d, NULL, NULL);
     /* Deaths before the start sweep ends may be found by the sweep
      * first; the scenarios want the release path. */
-    assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "sweep (whole range", 120000), 0);
+    xlrt_dfix_wait_swept(&f->d);
     *state = f;
     return 0;
 }
@@ -191,45 +97,27 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
     fixture *f = *state;
+    xlreaper_reap_result res;
+    xlreaper_ctx *moved;
+    char *cfg;
     int st;
 
     if (!f)
         return 0; /* the setup failed */
 
-    st = xlrt_daemon_stop(&f->dm);
-    xlrt_daemon_dispose(&f->dm);
-    xlrt_xs_kill(&f->xs);
-    /* Whatever a failed test left under our uids: reaped, not guessed. */
-    for (uint32_t d = 1; d <= 70; d++) {
-        xlreaper_reap_result res;
-        if (xlrt_kernel_count(BASE + d) == 0)
-            continue;
+    st = xlrt_daemon_stop(&f->d.dm);
+    /* test_sighup's racer ran in the moved range. */
+    cfg = xlrt_dfix_config_text(&f->d, BASE + 100000, config_extra);
+    moved = xlrt_ctx(f->d.dir, cfg);
+    free(cfg);
+    if (xlrt_kernel_count(BASE + 100000 + 52) != 0) {
         xlreaper_reap_result_init(&res);
-        xlreaper_reap(f->ctx, NULL, d, &res);
+        xlreaper_reap(moved, NULL, 52, &res);
         xlreaper_reap_result_dispose(&res);
     }
-    xlreaper_ctx_free(f->ctx);
-    {
-        /* test_sighup's racer ran in the moved range. */
-        char *cfg;
-        xlreaper_reap_result res;
-        assert_true(asprintf(&cfg, config_text, BASE + 100000, f->dir) > 0);
-        f->ctx = xlrt_ctx(f->dir, cfg);
-        free(cfg);
-        if (xlrt_kernel_count(BASE + 100000 + 52) != 0) {
-            xlreaper_reap_result_init(&res);
-            xlreaper_reap(f->ctx, NULL, 52, &res);
-            xlreaper_reap_result_dispose(&res);
-        }
-        xlreaper_ctx_free(f->ctx);
-    }
+    xlreaper_ctx_free(moved);
     /* XLR_KEEP=1 keeps the daemon's log and events for a post-mortem. */
-    if (getenv("XLR_KEEP"))
-        fprintf(stderr, "test_daemon: kept %s\n", f->dir);
-    else
-        xlrt_tmpdir_remove(f->dir);
-    free(f->config);
-    free(f->sock);
+    xlrt_dfix_teardown(&f->d, 1, 70);
     free(f);
     /* SIGTERM is a clean stop: exit status 0. */
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
@@ -241,7 +129,7 @@ static int mark(void **state)
 {
     fixture *f = *state;
 
-    xlrt_daemon_log_mark(&f->dm);
+    xlrt_daemon_log_mark(&f->d.dm);
     f->lfd = -1;
     return 0;
 }
@@ -267,33 +155,33 @@ static void test_death_with_racer(void **state)
     pid_t racer, bystander;
     char *ev;
 
-    xlrt_daemon_log_mark(&f->dm);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 1 %u", BASE + 1), 0);
+    xlrt_daemon_log_mark(&f->d.dm);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 1 %u", BASE + 1), 0);
     /* Learnt while the domain lives: libxl removes it before the death. */
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 1: its DM runs as uid 5000001",
+        xlrt_daemon_wait_log(&f->d.dm, "domid 1: its DM runs as uid 5000001",
                              WAIT_MS),
         0);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 2 %u", BASE + 2), 0);
-    racer = racer_start(BASE + 1);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 2 %u", BASE + 2), 0);
+    racer = xlrt_racer_start(BASE + 1);
     bystander = xlrt_bystander_start(BASE + 2);
 
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 1"), 0);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 1, WAIT_MS, &ev), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 1"), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 1, WAIT_MS, &ev), 0);
     assert_reaped(ev, 1, "release");
     /* The kernel counted the racer before the kill: it was killed. */
     assert_int_equal(xlrt_json_int(ev, "xs_kill_uid"), BASE + 1);
     free(ev);
-    wait_count(BASE + 1, 0);
+    xlrt_wait_count(BASE + 1, 0);
 
     assert_true(xlrt_alive(bystander));
-    assert_int_equal(xlrt_daemon_count_events(&f->dm, 2), 0);
+    assert_int_equal(xlrt_daemon_count_events(&f->d.dm, 2), 0);
     xlrt_bystander_stop(bystander);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 2"), 0);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 2, WAIT_MS, &ev), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 2"), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 2, WAIT_MS, &ev), 0);
     assert_true(xlrt_json_bool(ev, "was_empty"));
     free(ev);
-    racer_stop(f, racer, BASE + 1);
+    xlrt_racer_stop(&f->d, racer, 1);
 }
 
 /* Ten domains die at once (one @releaseDomain): every uid is reaped. */
@@ -304,18 +192,18 @@ static void test_ten_at_once(void **state)
     char line[256] = "del";
 
     for (uint32_t d = 11; d <= 20; d++) {
-        assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add %u", d), 0);
+        assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add %u", d), 0);
         snprintf(line + strlen(line), sizeof(line) - strlen(line), " %u", d);
     }
     for (unsigned i = 0; i < 4; i++)
-        racers[i] = racer_start(BASE + 11 + i);
+        racers[i] = xlrt_racer_start(BASE + 11 + i);
     for (unsigned i = 0; i < 6; i++)
         sleepers[i] = xlrt_bystander_start(BASE + 15 + i);
 
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "%s", line), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "%s", line), 0);
     for (uint32_t d = 11; d <= 20; d++) {
         char *ev;
-        assert_int_equal(xlrt_daemon_wait_event(&f->dm, d, WAIT_MS, &ev), 0);
+        assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, d, WAIT_MS, &ev), 0);
         assert_reaped(ev, d, "release");
         free(ev);
     }
@@ -326,9 +214,9 @@ static void test_ten_at_once(void **state)
         assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
     }
     for (uint32_t d = 11; d <= 20; d++)
-        wait_count(BASE + d, 0);
+        xlrt_wait_count(BASE + d, 0);
     for (unsigned i = 0; i < 4; i++)
-        racer_stop(f, racers[i], BASE + 11 + i);
+        xlrt_racer_stop(&f->d, racers[i], 11 + i);
 }
 
 /* Runs `xl-reaper spawn --reap-stale DOMID -- /bin/sleep 600` as our
@@ -346,7 +234,7 @@ static pid_t spawn_dm(fixture *f, uint32_t domid)
         int null = open("/dev/null", O_WRONLY);
         dup2(null, 1);
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        execl(prog, prog, "--config", f->config, "spawn", "--reap-stale", d,
+        execl(prog, prog, "--config", f->d.config, "spawn", "--reap-stale", d,
               "--", "/bin/sleep", "600", (char *)NULL);
         _exit(127);
     }
@@ -396,41 +284,43 @@ static void test_domid_reused(void **state)
         char born[40], reaped[48];
 
         snprintf(born, sizeof(born), "domid %u: a new domain", domid);
-        assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add %u", domid), 0);
+        assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add %u", domid), 0);
         /* Known to the daemon before it dies, as a real domain is. */
-        assert_int_equal(xlrt_daemon_wait_log(&f->dm, born, WAIT_MS), 0);
-        racer = racer_start(BASE + domid);
+        assert_int_equal(xlrt_daemon_wait_log(&f->d.dm, born, WAIT_MS), 0);
+        racer = xlrt_racer_start(BASE + domid);
         if (!strcmp(how[round], "reuse")) {
-            assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "reuse %u", domid),
+            assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "reuse %u", domid),
                              0);
         } else {
             if (round == 2) /* wait until the daemon has reaped it */
-                xlrt_daemon_log_mark(&f->dm);
-            assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del %u", domid), 0);
+                xlrt_daemon_log_mark(&f->d.dm);
+            assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del %u", domid),
+                             0);
             if (round == 2)
                 assert_int_equal(
-                    xlrt_daemon_wait_event(&f->dm, domid, WAIT_MS, NULL), 0);
-            assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add %u", domid), 0);
+                    xlrt_daemon_wait_event(&f->d.dm, domid, WAIT_MS, NULL), 0);
+            assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add %u", domid),
+                             0);
         }
         dm = spawn_dm(f, domid);
         /* Once the spawn has exec'd the DM, only the DM is left: the
          * racer is dead. */
         wait_exec(dm, BASE + domid, "sleep");
-        wait_count(BASE + domid, 1);
+        xlrt_wait_count(BASE + domid, 1);
         assert_true(xlrt_alive(dm));
         assert_int_equal(waitpid(dm, &st, WNOHANG), 0);
         kill(dm, SIGKILL); /* our own child */
         assert_int_equal(waitpid(dm, &st, 0), dm);
-        racer_stop(f, racer, BASE + domid);
-        wait_count(BASE + domid, 0);
+        xlrt_racer_stop(&f->d, racer, domid);
+        xlrt_wait_count(BASE + domid, 0);
         /* The next round, and the next scenario, start once the daemon
          * has handled this death: one still pending would take the lock
          * that they hold, or reap beside them. */
-        xlrt_daemon_log_mark(&f->dm);
-        assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del %u", domid), 0);
+        xlrt_daemon_log_mark(&f->d.dm);
+        assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del %u", domid), 0);
         snprintf(reaped, sizeof(reaped), "\"event\":\"reap\",\"domid\":%u,",
                  domid);
-        assert_int_equal(xlrt_daemon_wait_log(&f->dm, reaped, WAIT_MS), 0);
+        assert_int_equal(xlrt_daemon_wait_log(&f->d.dm, reaped, WAIT_MS), 0);
     }
 }
 
@@ -444,9 +334,7 @@ static pid_t stock_dm_start(fixture *f, uid_t uid)
     if (pid == 0) {
         if (f->lfd >= 0)
             close(f->lfd);
-        if (syscall(SYS_setgroups, 0, NULL) ||
-            syscall(SYS_setresgid, uid, uid, uid) ||
-            syscall(SYS_setresuid, uid, uid, uid))
+        if (xlrt_become(uid, uid) < 0)
             _exit(1);
         /* After the switch, which clears it. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -466,27 +354,27 @@ static void test_reuse_stock_dm(void **state)
     char *lockpath;
     pid_t dm;
 
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 25"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 25"), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 25: a new domain", WAIT_MS), 0);
-    assert_true(asprintf(&lockpath, "%s/lock", f->dir) > 0);
+        xlrt_daemon_wait_log(&f->d.dm, "domid 25: a new domain", WAIT_MS), 0);
+    assert_true(asprintf(&lockpath, "%s/lock", f->d.dir) > 0);
     f->lfd = open(lockpath, O_RDWR | O_CLOEXEC);
     free(lockpath);
     assert_true(f->lfd >= 0);
     assert_int_equal(flock(f->lfd, LOCK_EX), 0);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 25"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 25"), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 25 died: taking", WAIT_MS), 0);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 25"), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "domid 25 died: taking", WAIT_MS), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 25"), 0);
     dm = stock_dm_start(f, BASE + 25);
     unlock(state);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 25: alive again", WAIT_MS), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "domid 25: alive again", WAIT_MS), 0);
     assert_true(xlrt_alive(dm));
-    assert_int_equal(xlrt_daemon_count_events(&f->dm, 25), 0);
+    assert_int_equal(xlrt_daemon_count_events(&f->d.dm, 25), 0);
     xlrt_bystander_stop(dm);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 25"), 0);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 25, WAIT_MS, NULL), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 25"), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 25, WAIT_MS, NULL), 0);
 }
 
 /* A domain is born and dies while the daemon is busy (here: waiting for
@@ -498,29 +386,29 @@ static void test_born_and_dead_unseen(void **state)
     char *lockpath, *ev;
     pid_t racer;
 
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 26"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 26"), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 26: a new domain", WAIT_MS), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "domid 26: a new domain", WAIT_MS), 0);
     /* Its DM first: a nursery would share the lock taken below. */
-    racer = racer_start(BASE + 27);
-    assert_true(asprintf(&lockpath, "%s/lock", f->dir) > 0);
+    racer = xlrt_racer_start(BASE + 27);
+    assert_true(asprintf(&lockpath, "%s/lock", f->d.dir) > 0);
     f->lfd = open(lockpath, O_RDWR | O_CLOEXEC);
     free(lockpath);
     assert_true(f->lfd >= 0);
     assert_int_equal(flock(f->lfd, LOCK_EX), 0);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 26"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 26"), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 26 died: taking", WAIT_MS), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "domid 26 died: taking", WAIT_MS), 0);
     /* 27 lives and dies while the daemon waits. */
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 27"), 0);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 27"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 27"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 27"), 0);
     unlock(state);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 27, WAIT_MS, &ev), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 27, WAIT_MS, &ev), 0);
     assert_reaped(ev, 27, "census");
     free(ev);
-    wait_count(BASE + 27, 0);
-    racer_stop(f, racer, BASE + 27);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 26, WAIT_MS, NULL), 0);
+    xlrt_wait_count(BASE + 27, 0);
+    xlrt_racer_stop(&f->d, racer, 27);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 26, WAIT_MS, NULL), 0);
 }
 
 /* The daemon is killed while a reap is under way (here: waiting for the
@@ -532,43 +420,43 @@ static void test_killed_mid_reap(void **state)
     pid_t racer, bystander;
     char *lockpath, *ev;
 
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 31"), 0);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 32"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 31"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 32"), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 32: a new domain", WAIT_MS), 0);
-    racer = racer_start(BASE + 31);
+        xlrt_daemon_wait_log(&f->d.dm, "domid 32: a new domain", WAIT_MS), 0);
+    racer = xlrt_racer_start(BASE + 31);
     bystander = xlrt_bystander_start(BASE + 32);
 
-    assert_true(asprintf(&lockpath, "%s/lock", f->dir) > 0);
+    assert_true(asprintf(&lockpath, "%s/lock", f->d.dir) > 0);
     f->lfd = open(lockpath, O_RDWR | O_CLOEXEC);
     assert_true(f->lfd >= 0);
     assert_int_equal(flock(f->lfd, LOCK_EX), 0);
-    xlrt_daemon_log_mark(&f->dm);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 31"), 0);
+    xlrt_daemon_log_mark(&f->d.dm);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 31"), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 31 died: taking", WAIT_MS), 0);
-    xlrt_daemon_kill(&f->dm);
+        xlrt_daemon_wait_log(&f->d.dm, "domid 31 died: taking", WAIT_MS), 0);
+    xlrt_daemon_kill(&f->d.dm);
     unlock(state);
     free(lockpath);
     /* Nobody reaped it: the racer lives on. */
     assert_true(xlrt_kernel_count(BASE + 31) >= 1);
 
-    xlrt_daemon_dispose(&f->dm);
-    daemon_up(f);
+    xlrt_daemon_dispose(&f->d.dm);
+    xlrt_dfix_up(&f->d, NULL, NULL);
     /* The death's own reap, finished by the next run (its intent
      * record), not a sweep's find. */
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 31, WAIT_MS, &ev), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 31, WAIT_MS, &ev), 0);
     assert_reaped(ev, 31, "release");
     assert_true(xlrt_json_bool(ev, "recovered"));
     free(ev);
-    wait_count(BASE + 31, 0);
+    xlrt_wait_count(BASE + 31, 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "sweep (whole range", WAIT_MS), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "sweep (whole range", WAIT_MS), 0);
     assert_true(xlrt_alive(bystander));
     xlrt_bystander_stop(bystander);
-    racer_stop(f, racer, BASE + 31);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 32"), 0);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 32, WAIT_MS, NULL), 0);
+    xlrt_racer_stop(&f->d, racer, 31);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 32"), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 32, WAIT_MS, NULL), 0);
 }
 
 /* A dead domain's uid holds a task that stops whatever enters it: the
@@ -582,7 +470,7 @@ static void test_stopper_in_sweep(void **state)
     pid_t nursery;
     char c, *ev;
 
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 62"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 62"), 0);
     assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
     a.ready_fd = fds[1];
     nursery = xlrt_nursery_start(stopper_main, &a);
@@ -591,18 +479,18 @@ static void test_stopper_in_sweep(void **state)
     assert_int_equal(read(fds[0], &c, 1), 1);
     close(fds[0]);
 
-    xlrt_daemon_kill(&f->dm);
-    xlrt_daemon_dispose(&f->dm);
-    daemon_up(f);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 61, WAIT_MS, &ev), 0);
+    xlrt_daemon_kill(&f->d.dm);
+    xlrt_daemon_dispose(&f->d.dm);
+    xlrt_dfix_up(&f->d, NULL, NULL);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 61, WAIT_MS, &ev), 0);
     assert_reaped(ev, 61, "sweep");
     free(ev);
-    wait_count(BASE + 61, 0);
+    xlrt_wait_count(BASE + 61, 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "sweep (whole range", WAIT_MS), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "sweep (whole range", WAIT_MS), 0);
     /* The loop is not held: the next death is handled at once. */
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 62"), 0);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 62, 5000, NULL), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 62"), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 62, 5000, NULL), 0);
     xlrt_nursery_stop(nursery);
 }
 
@@ -615,29 +503,31 @@ static void test_xenstored_restart(void **state)
     pid_t racer;
     char *ev;
 
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 41 %u", BASE + 41), 0);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 42"), 0);
-    racer = racer_start(BASE + 41);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 41 %u", BASE + 41),
+                     0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 42"), 0);
+    racer = xlrt_racer_start(BASE + 41);
 
-    xlrt_daemon_log_mark(&f->dm);
-    xlrt_xs_kill(&f->xs);
+    xlrt_daemon_log_mark(&f->d.dm);
+    xlrt_xs_kill(&f->d.xs);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "lost the connection", WAIT_MS), 0);
-    assert_int_equal(xlrt_xs_start(&f->xs, f->sock, initial), 0);
-    assert_int_equal(xlrt_daemon_wait_log(&f->dm, "reconnected", WAIT_MS), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "lost the connection", WAIT_MS), 0);
+    assert_int_equal(xlrt_xs_start(&f->d.xs, f->d.sock, initial), 0);
+    assert_int_equal(xlrt_daemon_wait_log(&f->d.dm, "reconnected", WAIT_MS),
+                     0);
 
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 41"), 0);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 41, WAIT_MS, &ev), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 41"), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 41, WAIT_MS, &ev), 0);
     /* Its release, or the census after the first release the daemon
      * reads once back (both are reaps of a domain found dead). */
     assert_reaped(ev, 41, "release|census");
     free(ev);
-    wait_count(BASE + 41, 0);
+    xlrt_wait_count(BASE + 41, 0);
     /* 42 lived through it all and was never reaped. */
-    assert_int_equal(xlrt_daemon_count_events(&f->dm, 42), 0);
-    racer_stop(f, racer, BASE + 41);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 42"), 0);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 42, WAIT_MS, NULL), 0);
+    assert_int_equal(xlrt_daemon_count_events(&f->d.dm, 42), 0);
+    xlrt_racer_stop(&f->d, racer, 41);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 42"), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 42, WAIT_MS, NULL), 0);
 }
 
 /* A bad config on SIGHUP is refused and the old one kept (deaths reaped
@@ -645,48 +535,47 @@ static void test_xenstored_restart(void **state)
 static void test_sighup(void **state)
 {
     fixture *f = *state;
-    char *bad, *ev, *good;
+    char *bad, *ev;
     pid_t racer;
 
     /* A range that would move, in a file that does not parse. */
-    bad = xlrt_write_file(f->dir, "xl-reaper.conf",
+    bad = xlrt_write_file(f->d.dir, "xl-reaper.conf",
                           "dm_uid_base = 5100000\nsweep_interval_s = \n");
     free(bad);
-    xlrt_daemon_log_mark(&f->dm);
-    assert_int_equal(xlrt_daemon_hup(&f->dm), 0);
+    xlrt_daemon_log_mark(&f->d.dm);
+    assert_int_equal(xlrt_daemon_hup(&f->d.dm), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "the config was refused", WAIT_MS), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "the config was refused", WAIT_MS), 0);
 
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 51"), 0);
-    racer = racer_start(BASE + 51);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 51"), 0);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 51, WAIT_MS, &ev), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 51"), 0);
+    racer = xlrt_racer_start(BASE + 51);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 51"), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 51, WAIT_MS, &ev), 0);
     assert_reaped(ev, 51, "release"); /* uid BASE + 51: the old range */
     free(ev);
-    wait_count(BASE + 51, 0);
-    racer_stop(f, racer, BASE + 51);
+    xlrt_wait_count(BASE + 51, 0);
+    xlrt_racer_stop(&f->d, racer, 51);
 
     /* A good one moves the range. */
-    free(write_config(f->dir, BASE + 100000));
-    xlrt_daemon_log_mark(&f->dm);
-    assert_int_equal(xlrt_daemon_hup(&f->dm), 0);
-    assert_int_equal(xlrt_daemon_wait_log(&f->dm, "SIGHUP: reloaded", WAIT_MS),
-                     0);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 52"), 0);
-    racer = racer_start(BASE + 100000 + 52);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 52"), 0);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 52, WAIT_MS, &ev), 0);
+    xlrt_dfix_write_config(&f->d, BASE + 100000, config_extra);
+    xlrt_daemon_log_mark(&f->d.dm);
+    assert_int_equal(xlrt_daemon_hup(&f->d.dm), 0);
+    assert_int_equal(
+        xlrt_daemon_wait_log(&f->d.dm, "SIGHUP: reloaded", WAIT_MS), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 52"), 0);
+    racer = xlrt_racer_start(BASE + 100000 + 52);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 52"), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 52, WAIT_MS, &ev), 0);
     assert_int_equal(xlrt_json_int(ev, "uid"), BASE + 100000 + 52);
     free(ev);
-    wait_count(BASE + 100000 + 52, 0);
+    xlrt_wait_count(BASE + 100000 + 52, 0);
     xlrt_nursery_stop(racer); /* counted empty just above */
 
-    good = write_config(f->dir, BASE);
-    free(good);
-    xlrt_daemon_log_mark(&f->dm);
-    assert_int_equal(xlrt_daemon_hup(&f->dm), 0);
-    assert_int_equal(xlrt_daemon_wait_log(&f->dm, "SIGHUP: reloaded", WAIT_MS),
-                     0);
+    xlrt_dfix_write_config(&f->d, BASE, config_extra);
+    xlrt_daemon_log_mark(&f->d.dm);
+    assert_int_equal(xlrt_daemon_hup(&f->d.dm), 0);
+    assert_int_equal(
+        xlrt_daemon_wait_log(&f->d.dm, "SIGHUP: reloaded", WAIT_MS), 0);
 }
 
 /* What xenstore says of a DM's uid is not believed past the range. */
@@ -694,21 +583,22 @@ static void test_kill_uid_outside_range(void **state)
 {
     fixture *f = *state;
 
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 61 12345"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 61 12345"), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm,
+        xlrt_daemon_wait_log(&f->d.dm,
                              "domid 61: device-model-kill-uid 12345 "
                              "is outside the DM uid range",
                              WAIT_MS),
         0);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 62 %u", BASE + 63), 0);
-    assert_int_equal(xlrt_daemon_wait_log(
-                         &f->dm, "is domid 63's uid, not its own", WAIT_MS),
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 62 %u", BASE + 63),
                      0);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 61 62"), 0);
+    assert_int_equal(xlrt_daemon_wait_log(
+                         &f->d.dm, "is domid 63's uid, not its own", WAIT_MS),
+                     0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 61 62"), 0);
     for (uint32_t d = 61; d <= 62; d++) {
         char *ev;
-        assert_int_equal(xlrt_daemon_wait_event(&f->dm, d, WAIT_MS, &ev), 0);
+        assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, d, WAIT_MS, &ev), 0);
         /* The range's uid was reaped; the node's value is not reported
          * as the DM's. */
         assert_int_equal(xlrt_json_int(ev, "uid"), BASE + d);

@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "xlr_test.h"
-#include "xlrt_daemon.h"
+#include "xlrt_dfix.h"
 
 #define BASE 5200000u
 #define WAIT_MS 30000u
@@ -32,30 +32,18 @@ static const uint32_t hidden[] = { 7, 1000, 1100, 2000 };
 #define NHIDDEN (sizeof(hidden) / sizeof(hidden[0]))
 
 typedef struct {
-    char *dir, *config, *sock;
-    xlrt_xs xs;
-    xlrt_daemon dm;
-    xlreaper_ctx *ctx;
+    xlrt_dfix d;
     pid_t tasks[NHIDDEN];
 } fixture;
 
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
-    char *text;
 
     assert_non_null(f);
-    f->dir = xlrt_tmpdir();
     /* An hour between sweeps: only the start sweep can find them. */
-    assert_true(asprintf(&text,
-                         "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
-                         "sweep_interval_s = 3600\nmetrics_file = \"\"\n",
-                         BASE, f->dir) > 0);
-    f->ctx = xlrt_ctx(f->dir, text);
-    f->config = xlrt_write_file(f->dir, "xl-reaper.conf", text);
-    free(text);
-    assert_true(asprintf(&f->sock, "%s/xs.sock", f->dir) > 0);
-    assert_int_equal(xlrt_xs_start(&f->xs, f->sock, NULL), 0);
+    xlrt_dfix_setup(&f->d, BASE,
+                    "sweep_interval_s = 3600\nmetrics_file = \"\"\n");
     *state = f;
     return 0;
 }
@@ -64,23 +52,13 @@ static int teardown(void **state)
 {
     fixture *f = *state;
 
-    xlrt_daemon_dispose(&f->dm);
-    xlrt_xs_kill(&f->xs);
+    xlrt_daemon_dispose(&f->d.dm);
     for (unsigned i = 0; i < NHIDDEN; i++) {
-        xlreaper_reap_result res;
-
         if (f->tasks[i] > 0 && xlrt_alive(f->tasks[i]))
             xlrt_bystander_stop(f->tasks[i]);
-        if (xlrt_kernel_count(BASE + hidden[i]) == 0)
-            continue;
-        xlreaper_reap_result_init(&res);
-        xlreaper_reap(f->ctx, NULL, hidden[i], &res);
-        xlreaper_reap_result_dispose(&res);
+        xlrt_dfix_reap_left(&f->d, hidden[i]);
     }
-    xlreaper_ctx_free(f->ctx);
-    xlrt_tmpdir_remove(f->dir);
-    free(f->config);
-    free(f->sock);
+    xlrt_dfix_teardown(&f->d, 1, 0);
     free(f);
     return 0;
 }
@@ -94,33 +72,32 @@ static void test_start_sweep_keeps_its_findings(void **state)
     char *ev, trig[16];
 
     for (unsigned i = 0; i < NHIDDEN; i++) {
-        assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0,
+        assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0,
                                      "write /fakexen/census-misses/%u x",
                                      hidden[i]),
                          0);
         f->tasks[i] = xlrt_bystander_start(BASE + hidden[i]);
         assert_true(xlrt_kernel_count(BASE + hidden[i]) >= 1);
     }
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 5"), 0);
-    assert_int_equal(xlrt_daemon_start_prog(&f->dm, "tests/xl-reaperd-fakexen",
-                                            f->dir, f->config, f->sock),
-                     0);
-    assert_int_equal(xlrt_daemon_wait_log(&f->dm, "ready:", WAIT_MS), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 5"), 0);
+    xlrt_dfix_start(&f->d, "tests/xl-reaperd-fakexen", NULL);
+    assert_int_equal(xlrt_daemon_wait_log(&f->d.dm, "ready:", WAIT_MS), 0);
     /* A death while the start sweep runs. */
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 5"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 5"), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "sweep (whole range", 120000), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "sweep (whole range", 120000), 0);
 
     /* By the end of the start sweep, each was reaped by it. */
     for (unsigned i = 0; i < NHIDDEN; i++) {
         int st;
 
-        if (xlrt_daemon_count_events(&f->dm, hidden[i]) != 1)
+        if (xlrt_daemon_count_events(&f->d.dm, hidden[i]) != 1)
             fail_msg("domid %u: %u events by the end of the start sweep, "
                      "want 1 (its task was found by the kernel's count "
                      "and then forgotten?)",
-                     hidden[i], xlrt_daemon_count_events(&f->dm, hidden[i]));
-        assert_int_equal(xlrt_daemon_wait_event(&f->dm, hidden[i], 0, &ev), 0);
+                     hidden[i], xlrt_daemon_count_events(&f->d.dm, hidden[i]));
+        assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, hidden[i], 0, &ev),
+                         0);
         xlrt_json_str(ev, "trigger", trig, sizeof(trig));
         assert_string_equal(trig, "sweep");
         assert_true(xlrt_json_int(ev, "tasks_seen") >= 0);
@@ -131,12 +108,12 @@ static void test_start_sweep_keeps_its_findings(void **state)
         f->tasks[i] = -1;
     }
     /* The death during the sweep: one release event. */
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 5, WAIT_MS, &ev), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 5, WAIT_MS, &ev), 0);
     xlrt_json_str(ev, "trigger", trig, sizeof(trig));
     assert_string_equal(trig, "release");
     free(ev);
-    assert_int_equal(xlrt_daemon_count_events(&f->dm, 5), 1);
-    assert_int_equal(xlrt_daemon_stop(&f->dm), 0);
+    assert_int_equal(xlrt_daemon_count_events(&f->d.dm, 5), 1);
+    assert_int_equal(xlrt_daemon_stop(&f->d.dm), 0);
 }
 
 /* Tasks under dead domids' uids before the daemon starts, that the
@@ -154,29 +131,30 @@ static void test_start_sweep_takes_the_start_census(void **state)
         f->tasks[i] = xlrt_bystander_start(BASE + left[i]);
         assert_true(xlrt_kernel_count(BASE + left[i]) >= 1);
     }
-    assert_int_equal(xlrt_daemon_start_prog(&f->dm, "tests/xl-reaperd-fakexen",
-                                            f->dir, f->config, f->sock),
+    assert_int_equal(xlrt_daemon_start_prog(&f->d.dm,
+                                            "tests/xl-reaperd-fakexen",
+                                            f->d.dir, f->d.config, f->d.sock),
                      0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "sweep (whole range", 120000), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "sweep (whole range", 120000), 0);
     snprintf(want, sizeof(want), "3 candidate uids of dead domids, 3 reaped");
-    if (xlrt_daemon_wait_log(&f->dm, want, 0))
+    if (xlrt_daemon_wait_log(&f->d.dm, want, 0))
         fail_msg("the start sweep did not say \"%s\"", want);
     for (unsigned i = 0; i < 3; i++) {
         int st;
 
-        assert_int_equal(xlrt_daemon_wait_event(&f->dm, left[i], 0, &ev), 0);
+        assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, left[i], 0, &ev), 0);
         xlrt_json_str(ev, "trigger", trig, sizeof(trig));
         if (strcmp(trig, "sweep"))
             fail_msg("domid %u: reaped by \"%s\", not by the start sweep",
                      left[i], trig);
         free(ev);
-        assert_int_equal(xlrt_daemon_count_events(&f->dm, left[i]), 1);
+        assert_int_equal(xlrt_daemon_count_events(&f->d.dm, left[i]), 1);
         assert_int_equal(waitpid(f->tasks[i], &st, 0), f->tasks[i]);
         assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
         f->tasks[i] = -1;
     }
-    assert_int_equal(xlrt_daemon_stop(&f->dm), 0);
+    assert_int_equal(xlrt_daemon_stop(&f->d.dm), 0);
 }
 
 /* The time_ms of the k-th event of domid, waiting for it. */
@@ -185,7 +163,7 @@ static long long event_time(fixture *f, uint32_t domid, unsigned timeout_ms)
     char *ev;
     long long t;
 
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, domid, timeout_ms, &ev),
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, domid, timeout_ms, &ev),
                      0);
     t = xlrt_json_int(ev, "time_ms");
     free(ev);
@@ -203,22 +181,18 @@ static void test_stuck_uid_backed_off(void **state)
     long long t[4];
     pid_t holder;
 
-    free(f->config);
     assert_true(asprintf(&text,
-                         "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
                          "sweep_interval_s = 1\nreap_timeout_ms = 200\n"
                          "metrics_file = \"%s/m.prom\"\n",
-                         BASE, f->dir, f->dir) > 0);
-    f->config = xlrt_write_file(f->dir, "xl-reaper.conf", text);
+                         f->d.dir) > 0);
+    xlrt_dfix_write_config(&f->d, BASE, text);
     free(text);
     holder = xlrt_thread_holder_start(BASE + 9);
     f->tasks[0] = holder;
-    assert_int_equal(xlrt_daemon_start_prog(&f->dm, "tests/xl-reaperd-fakexen",
-                                            f->dir, f->config, f->sock),
-                     0);
+    xlrt_dfix_start(&f->d, "tests/xl-reaperd-fakexen", NULL);
     for (unsigned i = 0; i < 4; i++)
         t[i] = event_time(f, 9, 20000);
-    assert_int_equal(xlrt_daemon_wait_log(&f->dm,
+    assert_int_equal(xlrt_daemon_wait_log(&f->d.dm,
                                           "domid 9: its uid still "
                                           "has tasks after 3 reaps; backing "
                                           "off: next try in 4 s",
@@ -234,7 +208,7 @@ static void test_stuck_uid_backed_off(void **state)
         char path[600];
         int fd;
 
-        snprintf(path, sizeof(path), "%s/m.prom", f->dir);
+        snprintf(path, sizeof(path), "%s/m.prom", f->d.dir);
         fd = open(path, O_RDONLY | O_CLOEXEC);
         assert_true(fd >= 0);
         m = xlrt_read_to_eof(fd);
@@ -243,7 +217,7 @@ static void test_stuck_uid_backed_off(void **state)
     assert_non_null(strstr(m, "\nxl_reaper_uids_backed_off 1\n"));
     free(m);
     assert_true(xlrt_alive(holder));
-    assert_int_equal(xlrt_daemon_stop(&f->dm), 0);
+    assert_int_equal(xlrt_daemon_stop(&f->d.dm), 0);
 }
 
 int main(void)

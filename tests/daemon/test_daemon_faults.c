@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "xlr_test.h"
-#include "xlrt_daemon.h"
+#include "xlrt_dfix.h"
 #include "xlrt_kcount.h"
 #include "xlrt_prom.h"
 
@@ -31,44 +31,40 @@
 #define METRICS_PERIOD_MS 6000u
 
 typedef struct {
-    char *dir, *config, *sock, *small, *events, *prom;
-    xlrt_xs xs;
-    xlrt_daemon dm;
-    xlreaper_ctx *ctx;
+    xlrt_dfix d;
+    char *small, *events, *prom;
     int lfd;
     bool mounted;
     pid_t holder; /* a thread holder: kill(-1) cannot end it */
 } fixture;
 
-static char *config_text(const fixture *f)
+/* The config, with the metrics at f->prom (which a scenario moves). */
+static void write_config(fixture *f)
 {
-    char *text;
+    char *extra;
 
-    assert_true(asprintf(&text,
-                         "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
+    assert_true(asprintf(&extra,
                          "lock_timeout_ms = 60000\nreap_timeout_ms = 2000\n"
                          "sweep_interval_s = 3600\nmetrics_file = \"%s\"\n",
-                         BASE, f->dir, f->prom) > 0);
-    return text;
+                         f->prom) > 0);
+    xlrt_dfix_write_config(&f->d, BASE, extra);
+    free(extra);
 }
 
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
-    char *text;
 
     assert_non_null(f);
     f->lfd = -1;
-    f->dir = xlrt_tmpdir();
-    assert_true(asprintf(&f->sock, "%s/xs.sock", f->dir) > 0);
-    assert_true(asprintf(&f->small, "%s/small", f->dir) > 0);
-    assert_true(asprintf(&f->events, "%s/events", f->dir) > 0);
-    assert_true(asprintf(&f->prom, "%s/xl-reaper.prom", f->dir) > 0);
-    text = config_text(f);
-    f->ctx = xlrt_ctx(f->dir, text);
-    f->config = xlrt_write_file(f->dir, "xl-reaper.conf", text);
-    free(text);
-    assert_int_equal(xlrt_xs_start(&f->xs, f->sock, NULL), 0);
+    /* The clean-up's ctx needs no metrics file. */
+    xlrt_dfix_setup(&f->d, BASE,
+                    "lock_timeout_ms = 60000\nreap_timeout_ms = 2000\n"
+                    "sweep_interval_s = 3600\nmetrics_file = \"\"\n");
+    assert_true(asprintf(&f->small, "%s/small", f->d.dir) > 0);
+    assert_true(asprintf(&f->events, "%s/events", f->d.dir) > 0);
+    assert_true(asprintf(&f->prom, "%s/xl-reaper.prom", f->d.dir) > 0);
+    write_config(f);
     *state = f;
     return 0;
 }
@@ -83,23 +79,10 @@ static int teardown(void **state)
      * descriptor it inherited (the suite runner's lock). */
     if (f->holder > 0)
         xlrt_bystander_stop(f->holder);
-    xlrt_daemon_dispose(&f->dm);
-    xlrt_xs_kill(&f->xs);
-    for (uint32_t d = 1; d <= 60; d++) {
-        xlreaper_reap_result res;
-
-        if (xlrt_kernel_count(BASE + d) == 0)
-            continue;
-        xlreaper_reap_result_init(&res);
-        xlreaper_reap(f->ctx, NULL, d, &res);
-        xlreaper_reap_result_dispose(&res);
-    }
+    xlrt_daemon_dispose(&f->d.dm);
     if (f->mounted)
         umount2(f->small, MNT_DETACH);
-    xlreaper_ctx_free(f->ctx);
-    xlrt_tmpdir_remove(f->dir);
-    free(f->config);
-    free(f->sock);
+    xlrt_dfix_teardown(&f->d, 1, 60);
     free(f->small);
     free(f->events);
     free(f->prom);
@@ -109,24 +92,20 @@ static int teardown(void **state)
 
 static void daemon_start(fixture *f)
 {
-    assert_int_equal(xlrt_daemon_start_events(&f->dm, "bin/xl-reaperd", f->dir,
-                                              f->config, f->sock, f->events),
-                     0);
+    xlrt_dfix_start(&f->d, NULL, f->events);
 }
 
 static void daemon_up(fixture *f)
 {
-    daemon_start(f);
-    assert_int_equal(xlrt_daemon_wait_log(&f->dm, "ready:", WAIT_MS), 0);
-    assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "sweep (whole range", 120000), 0);
+    xlrt_dfix_up(&f->d, NULL, f->events);
+    xlrt_dfix_wait_swept(&f->d);
 }
 
 static void lock_hold(fixture *f)
 {
     char *path;
 
-    assert_true(asprintf(&path, "%s/lock", f->dir) > 0);
+    assert_true(asprintf(&path, "%s/lock", f->d.dir) > 0);
     f->lfd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     free(path);
     assert_true(f->lfd >= 0);
@@ -172,15 +151,15 @@ static unsigned assert_whole_lines(const fixture *f)
 /* Each of domids first..last has exactly one event in the whole file. */
 static void assert_once(fixture *f, uint32_t first, uint32_t last)
 {
-    size_t from = f->dm.events_from;
+    size_t from = f->d.dm.events_from;
 
-    f->dm.events_from = 0;
+    f->d.dm.events_from = 0;
     for (uint32_t d = first; d <= last; d++) {
-        unsigned n = xlrt_daemon_count_events(&f->dm, d);
+        unsigned n = xlrt_daemon_count_events(&f->d.dm, d);
         if (n != 1)
             fail_msg("domid %u: %u events, want exactly 1", d, n);
     }
-    f->dm.events_from = from;
+    f->d.dm.events_from = from;
 }
 
 /* Waits until the metrics file has series == want, within ms. */
@@ -217,22 +196,22 @@ static void test_one_daemon(void **state)
 
     daemon_up(f);
     assert_int_equal(xlrt_daemon_start_events(&second, "bin/xl-reaperd",
-                                              f->dir, f->config, f->sock,
+                                              f->d.dir, f->d.config, f->d.sock,
                                               f->events),
                      0);
     assert_int_equal(waitpid(second.pid, &st, 0), second.pid);
     second.pid = -1;
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 1);
     snprintf(want, sizeof(want), "another xl-reaperd (pid %ld) runs",
-             (long)f->dm.pid);
+             (long)f->d.dm.pid);
     assert_int_equal(xlrt_daemon_wait_log(&second, want, 1000), 0);
     xlrt_daemon_dispose(&second);
     /* The first still reaps. */
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 1"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 1"), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 1: a new domain", WAIT_MS), 0);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 1"), 0);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 1, WAIT_MS, NULL), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "domid 1: a new domain", WAIT_MS), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 1"), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 1, WAIT_MS, NULL), 0);
     assert_once(f, 1, 1);
 }
 
@@ -243,7 +222,7 @@ static void assert_recovered(fixture *f, uint32_t domid, const char *outcome)
 {
     char *ev, buf[32];
 
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, domid, WAIT_MS, &ev), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, domid, WAIT_MS, &ev), 0);
     xlrt_json_str(ev, "trigger", buf, sizeof(buf));
     if (strcmp(buf, "release") || !xlrt_json_bool(ev, "recovered"))
         fail_msg("domid %u: want the release's event, recovered: %s", domid,
@@ -262,15 +241,15 @@ static void test_killed_waiting_for_lock(void **state)
     pid_t task;
 
     daemon_up(f);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 11"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 11"), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 11: a new domain", WAIT_MS), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "domid 11: a new domain", WAIT_MS), 0);
     task = xlrt_bystander_start(BASE + 11);
     lock_hold(f);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 11"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 11"), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 11 died: taking", WAIT_MS), 0);
-    xlrt_daemon_kill(&f->dm);
+        xlrt_daemon_wait_log(&f->d.dm, "domid 11 died: taking", WAIT_MS), 0);
+    xlrt_daemon_kill(&f->d.dm);
     lock_let_go(f);
     assert_true(xlrt_alive(task));
 
@@ -291,16 +270,16 @@ static void test_killed_holding_lock(void **state)
     fixture *f = *state;
 
     daemon_up(f);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 12"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 12"), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 12: a new domain", WAIT_MS), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "domid 12: a new domain", WAIT_MS), 0);
     f->holder = xlrt_thread_holder_start(BASE + 12);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 12"), 0);
-    assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 12: reaping its DM uid", WAIT_MS),
-        0);
-    xlrt_daemon_kill(&f->dm);
-    assert_int_equal(xlrt_daemon_count_events(&f->dm, 12), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 12"), 0);
+    assert_int_equal(xlrt_daemon_wait_log(
+                         &f->d.dm, "domid 12: reaping its DM uid", WAIT_MS),
+                     0);
+    xlrt_daemon_kill(&f->d.dm);
+    assert_int_equal(xlrt_daemon_count_events(&f->d.dm, 12), 0);
 
     daemon_up(f);
     assert_recovered(f, 12, "remain");
@@ -325,11 +304,11 @@ static void test_reaper_uid_busy_at_start(void **state)
     int st;
 
     daemon_up(f);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 14"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 14"), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 14: a new domain", WAIT_MS), 0);
-    xlrt_daemon_kill(&f->dm);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 14"), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "domid 14: a new domain", WAIT_MS), 0);
+    xlrt_daemon_kill(&f->d.dm);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 14"), 0);
 
     zombie = fork();
     assert_true(zombie >= 0);
@@ -346,20 +325,20 @@ static void test_reaper_uid_busy_at_start(void **state)
     assert_int_equal(waitpid(zombie, &st, 0), zombie);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 14, WAIT_MS, &ev), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 14, WAIT_MS, &ev), 0);
     xlrt_json_str(ev, "result", buf, sizeof(buf));
     if (strcmp(buf, "ok"))
         fail_msg("domid 14: reaped while the reaper uid was busy: %s", ev);
     xlrt_json_str(ev, "outcome", buf, sizeof(buf));
     assert_string_equal(buf, "empty");
     free(ev);
-    assert_int_equal(xlrt_daemon_wait_log(&f->dm,
+    assert_int_equal(xlrt_daemon_wait_log(&f->d.dm,
                                           "the reaper uid 5300000 "
                                           "has tasks",
                                           0),
                      0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "sweep (whole range", 120000), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "sweep (whole range", 120000), 0);
     assert_once(f, 14, 14);
     assert_whole_lines(f);
 }
@@ -370,8 +349,6 @@ static void test_reaper_uid_busy_at_start(void **state)
  * metrics. */
 static void small_fs(fixture *f)
 {
-    char *text;
-
     assert_int_equal(mkdir(f->small, 0700), 0);
     if (mount("xlrt-small", f->small, "tmpfs", MS_NOSUID | MS_NODEV,
               "size=64k,mode=0700") < 0) {
@@ -383,10 +360,7 @@ static void small_fs(fixture *f)
     free(f->prom);
     assert_true(asprintf(&f->events, "%s/events", f->small) > 0);
     assert_true(asprintf(&f->prom, "%s/xl-reaper.prom", f->small) > 0);
-    free(f->config);
-    text = config_text(f);
-    f->config = xlrt_write_file(f->dir, "xl-reaper.conf", text);
-    free(text);
+    write_config(f);
 }
 
 /* Fills the small tmpfs to its last page.  Twice: a metrics file the
@@ -427,18 +401,18 @@ static void unfill(fixture *f)
  * is logged, and some could not be written (queued). */
 static void deaths(fixture *f, uint32_t first, uint32_t last)
 {
-    size_t from = f->dm.log_seen;
+    size_t from = f->d.dm.log_seen;
 
     for (uint32_t d = first; d <= last; d++) {
         char want[64];
 
         snprintf(want, sizeof(want), "\"event\":\"reap\",\"domid\":%u,", d);
-        assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del %u", d), 0);
-        assert_int_equal(xlrt_daemon_wait_log(&f->dm, want, WAIT_MS), 0);
+        assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del %u", d), 0);
+        assert_int_equal(xlrt_daemon_wait_log(&f->d.dm, want, WAIT_MS), 0);
     }
     /* Said once, when the first line did not fit: somewhere above. */
-    f->dm.log_seen = from;
-    assert_int_equal(xlrt_daemon_wait_log(&f->dm, "queued in memory", 1000),
+    f->d.dm.log_seen = from;
+    assert_int_equal(xlrt_daemon_wait_log(&f->d.dm, "queued in memory", 1000),
                      0);
 }
 
@@ -454,11 +428,11 @@ static void test_full_disk(void **state)
     small_fs(f);
     daemon_up(f);
     for (uint32_t d = 21; d <= 60; d++)
-        assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add %u", d), 0);
+        assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add %u", d), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 60: a new domain", WAIT_MS), 0);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "del 21"), 0);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 21, WAIT_MS, NULL), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "domid 60: a new domain", WAIT_MS), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "del 21"), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 21, WAIT_MS, NULL), 0);
 
     /* Full: the next lines fill the events file's last page (a line is
      * about 400 bytes), and then they do not fit. */
@@ -469,7 +443,7 @@ static void test_full_disk(void **state)
                  "did not fill it");
     /* Room again: the queue is written, in order, each line once. */
     unfill(f);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 41, 5000, NULL), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 41, 5000, NULL), 0);
     assert_once(f, 21, 41);
     assert_whole_lines(f);
     wait_metric(f, "xl_reaper_events_queued", 0, METRICS_PERIOD_MS);
@@ -480,16 +454,17 @@ static void test_full_disk(void **state)
      * after the kill, before the event. */
     fill(f);
     deaths(f, 42, 60);
-    xlrt_daemon_kill(&f->dm);
+    xlrt_daemon_kill(&f->d.dm);
     if (assert_whole_lines(f) >= 40)
         fail_msg("every event was written on a full filesystem: the test "
                  "did not fill it");
     unfill(f);
-    xlrt_daemon_dispose(&f->dm);
+    xlrt_daemon_dispose(&f->d.dm);
     daemon_up(f);
-    f->dm.events_from = 0;
+    f->d.dm.events_from = 0;
     for (uint32_t d = 42; d <= 60; d++)
-        assert_int_equal(xlrt_daemon_wait_event(&f->dm, d, WAIT_MS, NULL), 0);
+        assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, d, WAIT_MS, NULL),
+                         0);
     assert_once(f, 21, 60);
     assert_whole_lines(f);
     wait_metric(f, "xl_reaper_events_queued", 0, METRICS_PERIOD_MS);
@@ -508,18 +483,18 @@ static void test_xenstored_killed(void **state)
 
     daemon_up(f);
     wait_metric(f, "xl_reaper_xenstore_connected", 1, METRICS_PERIOD_MS);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 31"), 0);
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 32"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 31"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 32"), 0);
     assert_int_equal(
-        xlrt_daemon_wait_log(&f->dm, "domid 32: a new domain", WAIT_MS), 0);
+        xlrt_daemon_wait_log(&f->d.dm, "domid 32: a new domain", WAIT_MS), 0);
     task = xlrt_bystander_start(BASE + 31);
 
-    xlrt_xs_kill(&f->xs);
+    xlrt_xs_kill(&f->d.xs);
     wait_metric(f, "xl_reaper_xenstore_connected", 0, METRICS_PERIOD_MS);
     wait_metric(f, "xl_reaper_daemon_up", 1, 0);
     /* 31 died while xenstored was away: the new one never knew it. */
-    assert_int_equal(xlrt_xs_start(&f->xs, f->sock, initial), 0);
-    assert_int_equal(xlrt_daemon_wait_event(&f->dm, 31, WAIT_MS, NULL), 0);
+    assert_int_equal(xlrt_xs_start(&f->d.xs, f->d.sock, initial), 0);
+    assert_int_equal(xlrt_daemon_wait_event(&f->d.dm, 31, WAIT_MS, NULL), 0);
     wait_metric(f, "xl_reaper_xenstore_connected", 1, METRICS_PERIOD_MS);
     {
         int st;
@@ -528,7 +503,7 @@ static void test_xenstored_killed(void **state)
         assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
     }
     assert_once(f, 31, 31);
-    assert_int_equal(xlrt_daemon_count_events(&f->dm, 32), 0);
+    assert_int_equal(xlrt_daemon_count_events(&f->d.dm, 32), 0);
 }
 
 /* No xenstored at all: the metrics file is there from the first second
@@ -538,7 +513,7 @@ static void test_no_xenstored(void **state)
     fixture *f = *state;
     char *a, *b;
 
-    xlrt_xs_kill(&f->xs);
+    xlrt_xs_kill(&f->d.xs);
     daemon_start(f);
     wait_metric(f, "xl_reaper_xenstore_connected", 0, 1500);
     wait_metric(f, "xl_reaper_daemon_up", 1, 0);
@@ -554,7 +529,7 @@ static void test_no_xenstored(void **state)
                  METRICS_PERIOD_MS);
     free(a);
     free(b);
-    assert_int_equal(xlrt_daemon_stop(&f->dm), 0);
+    assert_int_equal(xlrt_daemon_stop(&f->d.dm), 0);
     wait_metric(f, "xl_reaper_daemon_up", 0, 0);
 }
 

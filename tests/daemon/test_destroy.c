@@ -12,76 +12,26 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <xenstore.h>
 
 #include "xlr_test.h"
-#include "xlrt_daemon.h"
+#include "xlrt_dfix.h"
 
 #define BASE 5000000u
 
 typedef struct {
-    char *dir, *config, *sock, *prog;
-    xlrt_xs xs;
-    xlreaper_ctx *ctx;
+    xlrt_dfix d;
+    char *prog;
 } fixture;
-
-static void racer_main(void *arg)
-{
-    uid_t uid = *(uid_t *)arg;
-    char prog[512];
-
-    snprintf(prog, sizeof(prog), "%s/fork_racer", xlrt_progs_dir());
-    if (syscall(SYS_setgroups, 0, NULL) ||
-        syscall(SYS_setresgid, uid, uid, uid) ||
-        syscall(SYS_setresuid, uid, uid, uid))
-        _exit(1);
-    execl(prog, "fork_racer", (char *)NULL);
-    _exit(127);
-}
-
-static pid_t racer_start(uid_t *uid)
-{
-    pid_t n = xlrt_nursery_start(racer_main, uid);
-
-    for (unsigned i = 0; xlrt_kernel_count(*uid) < 1; i++) {
-        assert_true(i < 3000);
-        usleep(1000);
-    }
-    return n;
-}
-
-static void wait_count(uid_t uid, long want)
-{
-    long c;
-
-    for (unsigned i = 0; (c = xlrt_kernel_count(uid)) != want; i++) {
-        if (i >= 3000)
-            fail_msg("uid %lu: the kernel counts %ld tasks, want %ld",
-                     (unsigned long)uid, c, want);
-        usleep(2000);
-    }
-}
-
-/* Reaps domid (it should be empty already) and ends the nursery. */
-static void racer_stop(fixture *f, pid_t nursery, uint32_t domid)
-{
-    xlreaper_reap_result res;
-
-    xlreaper_reap_result_init(&res);
-    xlreaper_reap(f->ctx, NULL, domid, &res);
-    xlreaper_reap_result_dispose(&res);
-    xlrt_nursery_stop(nursery);
-}
 
 /* Runs prog --config C --json destroy ARG; its exit code. */
 static int destroy(fixture *f, const char *prog, const char *arg, char **out_r,
                    char **err_r)
 {
-    char *argv[] = { (char *)prog, "--config",  f->config, "--json",
+    char *argv[] = { (char *)prog, "--config",  f->d.config, "--json",
                      "destroy",    (char *)arg, NULL };
     int st = xlrt_run(argv, out_r, err_r);
 
@@ -105,23 +55,13 @@ static bool xs_exists(const char *path)
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
-    char *text;
 
     assert_non_null(f);
-    /* Checked here: the racer's child could only exit 127. */
-    (void)xlrt_progs_dir();
-    f->dir = xlrt_tmpdir();
-    assert_true(asprintf(&text, "dm_uid_base = %u\nlock_file = \"%s/lock\"\n",
-                         BASE, f->dir) > 0);
-    f->ctx = xlrt_ctx(f->dir, text);
-    f->config = xlrt_write_file(f->dir, "xl-reaper.conf", text);
-    free(text);
-    assert_true(asprintf(&f->sock, "%s/xs.sock", f->dir) > 0);
+    xlrt_dfix_setup(&f->d, BASE, "");
     assert_true(asprintf(&f->prog, "%s/tests/xl-reaper-fakexen",
                          xlrt_build_dir()) > 0);
-    assert_int_equal(xlrt_xs_start(&f->xs, f->sock, NULL), 0);
     /* For the CLI we run, and for our own reads. */
-    setenv("XENSTORED_PATH", f->sock, 1);
+    setenv("XENSTORED_PATH", f->d.sock, 1);
     *state = f;
     return 0;
 }
@@ -130,20 +70,8 @@ static int teardown(void **state)
 {
     fixture *f = *state;
 
-    xlrt_xs_kill(&f->xs);
     unsetenv("XENSTORED_PATH");
-    for (uint32_t d = 81; d <= 90; d++) {
-        xlreaper_reap_result res;
-        if (xlrt_kernel_count(BASE + d) == 0)
-            continue;
-        xlreaper_reap_result_init(&res);
-        xlreaper_reap(f->ctx, NULL, d, &res);
-        xlreaper_reap_result_dispose(&res);
-    }
-    xlreaper_ctx_free(f->ctx);
-    xlrt_tmpdir_remove(f->dir);
-    free(f->config);
-    free(f->sock);
+    xlrt_dfix_teardown(&f->d, 81, 90);
     free(f->prog);
     free(f);
     return 0;
@@ -158,8 +86,8 @@ static void test_destroy_kills_racer(void **state)
     char *out, *err, buf[16];
     pid_t racer;
 
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 81 %u", uid), 0);
-    racer = racer_start(&uid);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 81 %u", uid), 0);
+    racer = xlrt_racer_start(uid);
     assert_int_equal(destroy(f, f->prog, "81", &out, &err), 0);
     assert_int_equal(xlrt_json_int(out, "domid"), 81);
     xlrt_json_str(out, "outcome", buf, sizeof(buf));
@@ -169,8 +97,8 @@ static void test_destroy_kills_racer(void **state)
     free(err);
     assert_false(xs_exists("/local/domain/81"));
     assert_false(xs_exists("/fakexen/domain/81"));
-    wait_count(uid, 0);
-    racer_stop(f, racer, 81);
+    xlrt_wait_count(uid, 0);
+    xlrt_racer_stop(&f->d, racer, 81);
 }
 
 /* What libxl wrote of the DM's uid is read before the destroy removes
@@ -181,7 +109,7 @@ static void test_destroy_reads_kill_uid_first(void **state)
     fixture *f = *state;
     char *out, *err;
 
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 82 12345"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 82 12345"), 0);
     assert_int_equal(destroy(f, f->prog, "82", &out, &err), 1);
     assert_non_null(strstr(err, "as uid 12345, outside the configured"));
     assert_int_equal(xlrt_json_int(out, "uid"), BASE + 82);
@@ -200,13 +128,13 @@ static void test_destroy_no_domain(void **state)
 
     /* A racer under the uid of a domid that does not exist: destroy is
      * not kill, and leaves it alone. */
-    racer = racer_start(&uid);
+    racer = xlrt_racer_start(uid);
     assert_int_equal(destroy(f, f->prog, "83", NULL, &err), 1);
     assert_non_null(strstr(err, "no such domain"));
     free(err);
     assert_true(xlrt_kernel_count(uid) >= 1);
-    racer_stop(f, racer, 83);
-    wait_count(uid, 0);
+    xlrt_racer_stop(&f->d, racer, 83);
+    xlrt_wait_count(uid, 0);
 }
 
 /* libxl fails and the domain stays: exit 4, and its uid is not reaped,
@@ -218,15 +146,16 @@ static void test_destroy_fails(void **state)
     char *err;
     pid_t racer;
 
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 84"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 84"), 0);
     assert_int_equal(
-        xlrt_xs_cmd(&f->xs, NULL, 0, "write /fakexen/destroy-fails/84 1"), 0);
-    racer = racer_start(&uid);
+        xlrt_xs_cmd(&f->d.xs, NULL, 0, "write /fakexen/destroy-fails/84 1"),
+        0);
+    racer = xlrt_racer_start(uid);
     assert_int_equal(destroy(f, f->prog, "84", NULL, &err), 4);
     assert_non_null(strstr(err, "the domain still exists"));
     free(err);
     assert_true(xlrt_kernel_count(uid) >= 1);
-    racer_stop(f, racer, 84);
+    xlrt_racer_stop(&f->d, racer, 84);
 }
 
 static void test_destroy_usage(void **state)
@@ -248,7 +177,7 @@ static void test_destroy_real_no_xen(void **state)
         access("/proc/xen/privcmd", F_OK) == 0)
         skip();
     snprintf(prog, sizeof(prog), "%s/bin/xl-reaper", xlrt_build_dir());
-    assert_int_equal(xlrt_xs_cmd(&f->xs, NULL, 0, "add 85"), 0);
+    assert_int_equal(xlrt_xs_cmd(&f->d.xs, NULL, 0, "add 85"), 0);
     assert_int_equal(destroy(f, prog, "85", NULL, &err), 4);
     assert_non_null(strstr(err, "cannot talk to Xen"));
     free(err);

@@ -26,36 +26,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "xlr_test.h"
+#include "xlrt_rsuite.h"
 
 #define BASE 5400000u
 #define DOMID 9u
 
 static struct {
-    char *dir;
-    char *config;
-    xlreaper_ctx *ctx;
-    char cli[512];
+    xlrt_rsuite r;
     pid_t dm;
 } S = { .dm = -1 };
 
 static int suite_setup(void **state)
 {
-    char cfg[512];
-
     (void)state;
-    S.dir = xlrt_tmpdir();
-    snprintf(cfg, sizeof(cfg),
-             "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
-             "nproc_limit = 4096\nreap_timeout_ms = 500\n"
-             "lock_timeout_ms = 2000\n",
-             BASE, S.dir);
-    S.config = xlrt_write_file(S.dir, "xl-reaper.conf", cfg);
-    assert_int_equal(xlreaper_ctx_alloc(&S.ctx, xlrt_capture_logger()), 0);
-    assert_int_equal(xlreaper_config_load(S.ctx, S.config,
-                                          XLREAPER_CONFIG_MUST_EXIST),
-                     0);
-    snprintf(S.cli, sizeof(S.cli), "%s/bin/xl-reaper", xlrt_build_dir());
+    xlrt_rsuite_setup(&S.r, BASE,
+                      "reap_timeout_ms = 500\nlock_timeout_ms = 2000\n");
     assert_int_equal(prctl(PR_SET_CHILD_SUBREAPER, 1), 0);
     return 0;
 }
@@ -63,9 +48,7 @@ static int suite_setup(void **state)
 static int suite_teardown(void **state)
 {
     (void)state;
-    xlreaper_ctx_free(S.ctx);
-    free(S.config);
-    xlrt_tmpdir_remove(S.dir);
+    xlrt_rsuite_teardown(&S.r);
     return 0;
 }
 
@@ -75,7 +58,7 @@ static int test_teardown(void **state)
 
     (void)state;
     xlreaper_reap_result_init(&res);
-    xlreaper_reap(S.ctx, NULL, DOMID, &res);
+    xlreaper_reap(S.r.ctx, NULL, DOMID, &res);
     xlreaper_reap_result_dispose(&res);
     if (S.dm > 0)
         xlrt_bystander_stop(S.dm);
@@ -184,7 +167,7 @@ static void kill_at_every_step(const char *cmd)
     char dom[16];
 
     snprintf(dom, sizeof(dom), "%u", DOMID);
-    S.dm = xlrt_adversary_as_child(S.ctx, DOMID, "stopper");
+    S.dm = xlrt_adversary_as_child(S.r.ctx, DOMID, "stopper");
     for (unsigned i = 0; i < rounds; i++) {
         struct timespec ts = { 0, (long)(i % 200) * 100000 };
         pid_t p = fork();
@@ -196,7 +179,7 @@ static void kill_at_every_step(const char *cmd)
 
             dup2(null, 1);
             dup2(null, 2);
-            execl(S.cli, S.cli, "--config", S.config, cmd, dom,
+            execl(S.r.cli, S.r.cli, "--config", S.r.config, cmd, dom,
                   (char *)NULL);
             _exit(127);
         }

@@ -17,7 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "xlr_test.h"
+#include "xlrt_rsuite.h"
 #include "xlreaper_internal.h"
 
 #define BASE 5300000u
@@ -28,40 +28,26 @@
 #define REAP_MS 2500u
 
 static struct {
-    char *dir;
-    char *config;
-    xlreaper_ctx *ctx;
-    char cli[512];
+    xlrt_rsuite r;
     pid_t holder;  /* fuse_holder, our child */
     int holder_in; /* its stdin: closing it ends it */
 } S = { .holder = -1, .holder_in = -1 };
 
 static int suite_setup(void **state)
 {
-    char cfg[512];
+    char extra[128];
 
     (void)state;
-    S.dir = xlrt_tmpdir();
-    snprintf(cfg, sizeof(cfg),
-             "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
-             "nproc_limit = 4096\nreap_timeout_ms = %u\n"
-             "lock_timeout_ms = 300\n",
-             BASE, S.dir, REAP_MS);
-    S.config = xlrt_write_file(S.dir, "xl-reaper.conf", cfg);
-    assert_int_equal(xlreaper_ctx_alloc(&S.ctx, xlrt_capture_logger()), 0);
-    assert_int_equal(xlreaper_config_load(S.ctx, S.config,
-                                          XLREAPER_CONFIG_MUST_EXIST),
-                     0);
-    snprintf(S.cli, sizeof(S.cli), "%s/bin/xl-reaper", xlrt_build_dir());
+    snprintf(extra, sizeof(extra),
+             "reap_timeout_ms = %u\nlock_timeout_ms = 300\n", REAP_MS);
+    xlrt_rsuite_setup(&S.r, BASE, extra);
     return 0;
 }
 
 static int suite_teardown(void **state)
 {
     (void)state;
-    xlreaper_ctx_free(S.ctx);
-    free(S.config);
-    xlrt_tmpdir_remove(S.dir);
+    xlrt_rsuite_teardown(&S.r);
     return 0;
 }
 
@@ -142,7 +128,7 @@ static pid_t reap_in_child(uint32_t domid)
         int rc;
 
         xlreaper_reap_result_init(&res);
-        rc = xlreaper_reap(S.ctx, NULL, domid, &res);
+        rc = xlreaper_reap(S.r.ctx, NULL, domid, &res);
         _exit(rc && rc != XLREAPER_ERROR_REMAIN && rc != XLREAPER_ERROR_STUCK
                   ? 100 - rc
                   : (int)res.outcome);
@@ -169,7 +155,7 @@ static void test_stuck_uid_leaves_the_lock_free(void **state)
     while (now_us() < start + (REAP_MS - 500) * 1000u) {
         xlreaper_lock *lock = NULL;
         uint64_t t = now_us();
-        int rc = xlreaper_lock_acquire(S.ctx, &lock);
+        int rc = xlreaper_lock_acquire(S.r.ctx, &lock);
 
         if (rc)
             fail_msg("lock acquire during the stuck reap: %d (%s)", rc,
@@ -183,7 +169,7 @@ static void test_stuck_uid_leaves_the_lock_free(void **state)
     /* And another domain's kill goes through meanwhile. */
     {
         char dom[16], *out = NULL, *err = NULL;
-        char *argv[] = { S.cli, "--config", S.config, "kill", dom, NULL };
+        char *argv[] = { S.r.cli, "--config", S.r.config, "kill", dom, NULL };
 
         snprintf(dom, sizeof(dom), "%u", OTHER_DOMID);
         assert_int_equal(xlrt_run(argv, &out, &err), 0);
@@ -216,23 +202,25 @@ static void test_spawn_kept_out_until_the_verdict(void **state)
     reaper = reap_in_child(STUCK_DOMID);
     usleep(200000);
     /* Between rounds: the lock is free, the uid marked. */
-    assert_int_equal(xlreaper_lock_acquire(S.ctx, &lock), 0);
-    assert_int_equal(xlreaper__reaping_marked(S.ctx, lock, uid, &marked), 0);
+    assert_int_equal(xlreaper_lock_acquire(S.r.ctx, &lock), 0);
+    assert_int_equal(xlreaper__reaping_marked(S.r.ctx, lock, uid, &marked), 0);
     assert_true(marked);
     assert_int_equal(
-        xlreaper__reaping_marked(S.ctx, lock, BASE + OTHER_DOMID, &marked), 0);
+        xlreaper__reaping_marked(S.r.ctx, lock, BASE + OTHER_DOMID, &marked),
+        0);
     assert_false(marked);
     xlreaper_lock_release(lock);
     lock = NULL;
     /* What would start a DM in it waits, and gives up with "busy". */
-    rc = xlreaper__lock_acquire_unmarked(S.ctx, uid, &lock);
+    rc = xlreaper__lock_acquire_unmarked(S.r.ctx, uid, &lock);
     assert_int_equal(rc, XLREAPER_ERROR_BUSY);
     assert_true(now_us() - start < REAP_MS * 1000u);
     xlreaper_lock_release(lock);
     lock = NULL;
     /* Another uid is not held up. */
     assert_int_equal(
-        xlreaper__lock_acquire_unmarked(S.ctx, BASE + OTHER_DOMID, &lock), 0);
+        xlreaper__lock_acquire_unmarked(S.r.ctx, BASE + OTHER_DOMID, &lock),
+        0);
     xlreaper_lock_release(lock);
     lock = NULL;
     assert_int_equal(waitpid(reaper, &status, 0), reaper);
@@ -240,7 +228,7 @@ static void test_spawn_kept_out_until_the_verdict(void **state)
     assert_int_equal(WEXITSTATUS(status), XLREAPER_OUTCOME_STUCK);
     /* After the verdict the mark is gone (the uid is still not empty,
      * which is the spawn's own check). */
-    assert_int_equal(xlreaper__lock_acquire_unmarked(S.ctx, uid, &lock), 0);
+    assert_int_equal(xlreaper__lock_acquire_unmarked(S.r.ctx, uid, &lock), 0);
     xlreaper_lock_release(lock);
 }
 

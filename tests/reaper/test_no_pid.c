@@ -25,42 +25,27 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "xlr_test.h"
+#include "xlrt_rsuite.h"
 
 #define BASE 5500000u
 #define DOMID 11
 #define NS_PID_MAX "400"
 
 static struct {
-    char *dir;
-    char *config;
-    xlreaper_ctx *ctx;
+    xlrt_rsuite r;
 } S;
 
 static int suite_setup(void **state)
 {
-    char cfg[512];
-
     (void)state;
-    S.dir = xlrt_tmpdir();
-    snprintf(cfg, sizeof(cfg),
-             "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
-             "nproc_limit = 4096\nreap_timeout_ms = 5000\n",
-             BASE, S.dir);
-    S.config = xlrt_write_file(S.dir, "xl-reaper.conf", cfg);
-    assert_int_equal(xlreaper_ctx_alloc(&S.ctx, xlrt_capture_logger()), 0);
-    assert_int_equal(xlreaper_config_load(S.ctx, S.config,
-                                          XLREAPER_CONFIG_MUST_EXIST),
-                     0);
+    xlrt_rsuite_setup(&S.r, BASE, "reap_timeout_ms = 5000\n");
     return 0;
 }
 
 static int suite_teardown(void **state)
 {
     (void)state;
-    xlreaper_ctx_free(S.ctx);
-    free(S.config);
-    xlrt_tmpdir_remove(S.dir);
+    xlrt_rsuite_teardown(&S.r);
     return 0;
 }
 
@@ -135,7 +120,7 @@ static int reaper(int full_fd)
     usleep(100000); /* the DM grabs what its failed forks free */
     xlrt_capture_reset();
     xlreaper_reap_result_init(&res);
-    rc = xlreaper_reap(S.ctx, NULL, DOMID, &res);
+    rc = xlreaper_reap(S.r.ctx, NULL, DOMID, &res);
     if (rc)
         ret = NS_RC - rc;
     else if (res.outcome != XLREAPER_OUTCOME_EMPTY)

@@ -18,50 +18,30 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "xlr_test.h"
+#include "xlrt_rsuite.h"
 
 #define BASE 3100000u
 
 static struct {
-    char *dir;
-    char *config;
+    xlrt_rsuite r;        /* reap_timeout_ms short: outcomes, not waits */
     char *patient_config; /* the same, but waits as long as need be */
-    xlreaper_ctx *ctx;   /* reap_timeout_ms short: outcomes, not waits */
-    char cli[512];
 } S;
 
 static int suite_setup(void **state)
 {
-    char cfg[512];
-
     (void)state;
-    S.dir = xlrt_tmpdir();
-    snprintf(cfg, sizeof(cfg),
-             "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
-             "nproc_limit = 4096\nreap_timeout_ms = 3000\n"
-             "lock_timeout_ms = 300\n",
-             BASE, S.dir);
-    S.config = xlrt_write_file(S.dir, "xl-reaper.conf", cfg);
-    snprintf(cfg, sizeof(cfg),
-             "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
-             "nproc_limit = 4096\nlock_timeout_ms = 120000\n",
-             BASE, S.dir);
-    S.patient_config = xlrt_write_file(S.dir, "patient.conf", cfg);
-    assert_int_equal(xlreaper_ctx_alloc(&S.ctx, xlrt_capture_logger()), 0);
-    assert_int_equal(xlreaper_config_load(S.ctx, S.config,
-                                          XLREAPER_CONFIG_MUST_EXIST),
-                     0);
-    snprintf(S.cli, sizeof(S.cli), "%s/bin/xl-reaper", xlrt_build_dir());
+    xlrt_rsuite_setup(&S.r, BASE,
+                      "reap_timeout_ms = 3000\nlock_timeout_ms = 300\n");
+    S.patient_config = xlrt_rsuite_config(&S.r, "patient.conf", BASE,
+                                          "lock_timeout_ms = 120000\n");
     return 0;
 }
 
 static int suite_teardown(void **state)
 {
     (void)state;
-    xlreaper_ctx_free(S.ctx);
-    free(S.config);
     free(S.patient_config);
-    xlrt_tmpdir_remove(S.dir);
+    xlrt_rsuite_teardown(&S.r);
     return 0;
 }
 
@@ -86,7 +66,7 @@ static int test_teardown(void **state)
      * up as zombies for a slow init. */
     for (unsigned i = 0; i < started.ndomids; i++) {
         xlreaper_reap_result_init(&res);
-        xlreaper_reap(S.ctx, NULL, started.domids[i], &res);
+        xlreaper_reap(S.r.ctx, NULL, started.domids[i], &res);
         xlreaper_reap_result_dispose(&res);
     }
     for (unsigned i = 0; i < started.nnurseries; i++)
@@ -107,7 +87,7 @@ static void start_in_nursery(uint32_t domid, const char *mode)
 
     track_domid(domid);
     /* Recorded only once started: a failed start leaves no slot. */
-    n = xlrt_adversary_in_nursery(S.ctx, domid, mode);
+    n = xlrt_adversary_in_nursery(S.r.ctx, domid, mode);
     started.nurseries[started.nnurseries++] = n;
 }
 
@@ -117,7 +97,7 @@ static pid_t start_as_child(uint32_t domid, const char *mode)
     pid_t p;
 
     track_domid(domid);
-    p = xlrt_adversary_as_child(S.ctx, domid, mode);
+    p = xlrt_adversary_as_child(S.r.ctx, domid, mode);
     track_pid(p);
     return p;
 }
@@ -130,7 +110,7 @@ static void test_already_empty(void **state)
 
     (void)state;
     xlreaper_reap_result_init(&res);
-    assert_int_equal(xlreaper_reap(S.ctx, NULL, 20, &res), 0);
+    assert_int_equal(xlreaper_reap(S.r.ctx, NULL, 20, &res), 0);
     assert_int_equal(res.outcome, XLREAPER_OUTCOME_EMPTY);
     assert_true(res.was_empty);
     /* One round: the killer's own count after its kill is the proof. */
@@ -149,7 +129,7 @@ static void test_zombie_held_by_live_parent(void **state)
     (void)state;
     dm = start_as_child(21, "sleeper");
     xlreaper_reap_result_init(&res);
-    assert_int_equal(xlreaper_reap(S.ctx, NULL, 21, &res), 0);
+    assert_int_equal(xlreaper_reap(S.r.ctx, NULL, 21, &res), 0);
     /* We are its parent and have not waited: it stays a zombie, which
      * still counts against the uid, and the report says whose. */
     assert_int_equal(res.outcome, XLREAPER_OUTCOME_ZOMBIES);
@@ -183,7 +163,7 @@ static void test_task_it_may_not_signal(void **state)
     usleep(20000);
 
     xlreaper_reap_result_init(&res);
-    assert_int_equal(xlreaper_reap(S.ctx, NULL, 22, &res),
+    assert_int_equal(xlreaper_reap(S.r.ctx, NULL, 22, &res),
                      XLREAPER_ERROR_REMAIN);
     assert_int_equal(res.outcome, XLREAPER_OUTCOME_REMAIN);
     assert_int_equal(res.kernel_left, 1);
@@ -210,7 +190,7 @@ static void test_busy_pet_refused_and_nothing_killed(void **state)
     usleep(20000);
 
     xlreaper_reap_result_init(&res);
-    assert_int_equal(xlreaper_reap(S.ctx, NULL, 23, &res),
+    assert_int_equal(xlreaper_reap(S.r.ctx, NULL, 23, &res),
                      XLREAPER_ERROR_INVAL);
     assert_logged("the reaper uid 3100000 runs 1 task(s)");
     assert_int_equal(res.rounds, 0);
@@ -295,13 +275,13 @@ static void test_lock_timeout(void **state)
 
     (void)state;
     dm = start_as_child(28, "sleeper");
-    assert_true(asprintf(&path, "%s/lock", S.dir) > 0);
+    assert_true(asprintf(&path, "%s/lock", S.r.dir) > 0);
     fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     assert_true(fd >= 0);
     assert_int_equal(flock(fd, LOCK_EX), 0);
 
     xlreaper_reap_result_init(&res);
-    assert_int_equal(xlreaper_reap(S.ctx, NULL, 28, &res),
+    assert_int_equal(xlreaper_reap(S.r.ctx, NULL, 28, &res),
                      XLREAPER_ERROR_LOCK_TIMEOUT);
     assert_logged("timed out after 300 ms waiting for the reaper lock");
     assert_int_equal(res.rounds, 0);
@@ -330,8 +310,8 @@ static void test_reap_timeout_starts_at_the_lock(void **state)
              "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
              "nproc_limit = 4096\nreap_timeout_ms = 1000\n"
              "lock_timeout_ms = 10000\n",
-             BASE, S.dir);
-    path = xlrt_write_file(S.dir, "slow-lock.conf", cfg);
+             BASE, S.r.dir);
+    path = xlrt_write_file(S.r.dir, "slow-lock.conf", cfg);
     assert_int_equal(xlreaper_ctx_alloc(&ctx, xlrt_capture_logger()), 0);
     assert_int_equal(
         xlreaper_config_load(ctx, path, XLREAPER_CONFIG_MUST_EXIST), 0);
@@ -345,7 +325,7 @@ static void test_reap_timeout_starts_at_the_lock(void **state)
         char *lp;
         int fd;
 
-        if (asprintf(&lp, "%s/lock", S.dir) < 0)
+        if (asprintf(&lp, "%s/lock", S.r.dir) < 0)
             _exit(1);
         fd = open(lp, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
         if (fd < 0 || flock(fd, LOCK_EX) < 0)
@@ -384,29 +364,30 @@ static void test_lock_file_kept_root_only(void **state)
     char *path;
 
     (void)state;
-    assert_true(asprintf(&path, "%s/lock", S.dir) > 0);
+    assert_true(asprintf(&path, "%s/lock", S.r.dir) > 0);
     /* Upstream libxl creates it 0644, and readable is enough to flock
      * it: whoever opened it then keeps a descriptor that can hold it
      * whatever its mode becomes, so it is refused, not chmod'ed. */
     unlink(path);
     close(open(path, O_RDWR | O_CREAT, 0644));
     assert_int_equal(chmod(path, 0644), 0);
-    assert_int_equal(xlreaper_lock_acquire(S.ctx, &lock), XLREAPER_ERROR_FAIL);
+    assert_int_equal(xlreaper_lock_acquire(S.r.ctx, &lock),
+                     XLREAPER_ERROR_FAIL);
     assert_logged("is mode 0644, not 0600");
     /* Removed, as the message says, the next lock makes it 0600. */
     assert_int_equal(unlink(path), 0);
-    assert_int_equal(xlreaper_lock_acquire(S.ctx, &lock), 0);
+    assert_int_equal(xlreaper_lock_acquire(S.r.ctx, &lock), 0);
     xlreaper_lock_release(lock);
     assert_int_equal(stat(path, &st), 0);
     assert_int_equal(st.st_mode & 0777, 0600);
 
     /* Someone else's file, or a symlink, is refused. */
     assert_int_equal(chown(path, 65534, 65534), 0);
-    assert_int_equal(xlreaper_lock_acquire(S.ctx, &lock),
+    assert_int_equal(xlreaper_lock_acquire(S.r.ctx, &lock),
                      XLREAPER_ERROR_FAIL);
     unlink(path);
     assert_int_equal(symlink("/etc/passwd", path), 0);
-    assert_int_equal(xlreaper_lock_acquire(S.ctx, &lock),
+    assert_int_equal(xlreaper_lock_acquire(S.r.ctx, &lock),
                      XLREAPER_ERROR_FAIL);
     unlink(path);
     free(path);
@@ -421,10 +402,10 @@ static void test_lock_dir_created_root_only(void **state)
 
     (void)state;
     /* A lock directory that does not exist yet is made 0700. */
-    assert_true(asprintf(&dir, "%s/run-xen", S.dir) > 0);
+    assert_true(asprintf(&dir, "%s/run-xen", S.r.dir) > 0);
     snprintf(cfg, sizeof(cfg), "dm_uid_base = %u\nlock_file = \"%s/lock\"\n",
              BASE, dir);
-    ctx = xlrt_ctx(S.dir, cfg);
+    ctx = xlrt_ctx(S.r.dir, cfg);
     assert_int_equal(xlreaper_lock_acquire(ctx, &lock), 0);
     xlreaper_lock_release(lock);
     assert_int_equal(stat(dir, &st), 0);
@@ -448,7 +429,7 @@ static void test_eight_concurrent_cli_kills(void **state)
         kills[i] = fork();
         assert_true(kills[i] >= 0);
         if (kills[i] == 0) {
-            execl(S.cli, S.cli, "--config", S.patient_config, "kill", dom,
+            execl(S.r.cli, S.r.cli, "--config", S.patient_config, "kill", dom,
                   (char *)NULL);
             _exit(127);
         }

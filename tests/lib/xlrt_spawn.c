@@ -15,10 +15,9 @@
 
 /* ---------- ctx and programs ---------- */
 
-xlreaper_ctx *xlrt_spawn_ctx(const char *tmpdir, unsigned long base,
-                             const char *extra)
+char *xlrt_spawn_conf(const char *tmpdir, unsigned long base,
+                      const char *extra)
 {
-    xlreaper_ctx *ctx;
     char *text, *path;
 
     assert_true(asprintf(&text,
@@ -28,12 +27,52 @@ xlreaper_ctx *xlrt_spawn_ctx(const char *tmpdir, unsigned long base,
                          "%s",
                          base, tmpdir, tmpdir, extra ? extra : "") > 0);
     path = xlrt_write_file(tmpdir, "xl-reaper.conf", text);
+    free(text);
+    return path;
+}
+
+xlreaper_ctx *xlrt_spawn_ctx(const char *tmpdir, unsigned long base,
+                             const char *extra)
+{
+    xlreaper_ctx *ctx;
+    char *path = xlrt_spawn_conf(tmpdir, base, extra);
+
     assert_int_equal(xlreaper_ctx_alloc(&ctx, xlrt_capture_logger()), 0);
     assert_int_equal(
         xlreaper_config_load(ctx, path, XLREAPER_CONFIG_MUST_EXIST), 0);
     free(path);
-    free(text);
     return ctx;
+}
+
+void xlrt_sfix_setup(xlrt_sfix *f)
+{
+    f->dir = xlrt_tmpdir();
+    f->conf = NULL;
+    f->bystander = 0;
+    xlrt_capture_reset();
+}
+
+void xlrt_sfix_conf(xlrt_sfix *f, unsigned long base, const char *qemu,
+                    const char *extra)
+{
+    char *lines;
+
+    assert_true(asprintf(&lines, "qemu_path = \"%s\"\n%s", qemu,
+                         extra ? extra : "") > 0);
+    free(f->conf);
+    f->conf = xlrt_spawn_conf(f->dir, base, lines);
+    free(lines);
+}
+
+void xlrt_sfix_teardown(xlrt_sfix *f)
+{
+    if (f->bystander > 0)
+        xlrt_bystander_stop(f->bystander);
+    f->bystander = 0;
+    xlrt_probe_cleanup();
+    xlrt_tmpdir_remove(f->dir);
+    free(f->conf);
+    f->dir = f->conf = NULL;
 }
 
 char *xlrt_prog(const char *name)

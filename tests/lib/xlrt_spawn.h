@@ -17,6 +17,27 @@
  */
 xlreaper_ctx *xlrt_spawn_ctx(const char *tmpdir, unsigned long base,
                              const char *extra);
+/* That config, written to tmpdir/xl-reaper.conf; the malloc'd path. */
+char *xlrt_spawn_conf(const char *tmpdir, unsigned long base,
+                      const char *extra);
+
+/* A spawn suite's fixture, each test's own. */
+typedef struct {
+    char *dir;       /* a fresh directory: the lock, the chroots */
+    char *conf;      /* dir/xl-reaper.conf, once xlrt_sfix_conf wrote it */
+    pid_t bystander; /* stopped by teardown if a check failed first */
+} xlrt_sfix;
+
+/* A fresh dir; the capture logger emptied. */
+void xlrt_sfix_setup(xlrt_sfix *f);
+/* (Re)writes f->conf: xlrt_spawn_ctx's config at base, with
+ * qemu_path = qemu, then extra (may be NULL). */
+void xlrt_sfix_conf(xlrt_sfix *f, unsigned long base, const char *qemu,
+                    const char *extra);
+/* Stops the bystander (its parent death signal went with its
+ * setresuid) and any probe a failed assertion left running; removes
+ * dir. */
+void xlrt_sfix_teardown(xlrt_sfix *f);
 
 /* Path of a program in build/tests/progs (malloc'd). */
 char *xlrt_prog(const char *name);

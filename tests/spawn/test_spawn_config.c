@@ -12,7 +12,7 @@
 #include "xlrt_spawn.h"
 
 typedef struct {
-    char *dir;
+    xlrt_sfix s;
 } fixture;
 
 static int setup(void **state)
@@ -20,8 +20,7 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof(*f));
 
     assert_non_null(f);
-    f->dir = xlrt_tmpdir();
-    xlrt_capture_reset();
+    xlrt_sfix_setup(&f->s);
     *state = f;
     return 0;
 }
@@ -30,7 +29,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
 
-    xlrt_tmpdir_remove(f->dir);
+    xlrt_sfix_teardown(&f->s);
     free(f);
     return 0;
 }
@@ -41,7 +40,7 @@ static int load(fixture *f, const char *text, xlreaper_ctx **ctx_r)
     int rc;
 
     assert_true(asprintf(&all, "dm_uid_base = 4000000\n%s", text) > 0);
-    path = xlrt_write_file(f->dir, "c.conf", all);
+    path = xlrt_write_file(f->s.dir, "c.conf", all);
     assert_int_equal(xlreaper_ctx_alloc(ctx_r, xlrt_capture_logger()), 0);
     rc = xlreaper_config_load(*ctx_r, path, XLREAPER_CONFIG_MUST_EXIST);
     free(path);

@@ -25,11 +25,10 @@
 #define BASE 9400000ul
 
 typedef struct {
-    char *dir;     /* 0755, ours */
+    xlrt_sfix s;   /* s.dir 0755, ours */
     char *drop;    /* dir/drop, 01777: anyone may write there */
     char *planter; /* a copy in dir, so a DM uid may exec it wherever
                     * the tree sits (a 0700 home) */
-    char *conf;
 } fixture;
 
 static void copy_file(const char *from, const char *to, mode_t mode)
@@ -48,40 +47,22 @@ static void copy_file(const char *from, const char *to, mode_t mode)
     close(out);
 }
 
-static void write_conf(fixture *f, const char *extra)
-{
-    char *text;
-
-    free(f->conf);
-    assert_true(asprintf(&text,
-                         "dm_uid_base = %lu\n"
-                         "lock_file = \"%s/lock\"\n"
-                         "chroot_base = \"%s\"\n"
-                         "qemu_path = \"%s\"\n"
-                         "%s",
-                         BASE, f->dir, f->dir, f->planter,
-                         extra ? extra : "") > 0);
-    f->conf = xlrt_write_file(f->dir, "xl-reaper.conf", text);
-    free(text);
-}
-
 static int setup(void **state)
 {
     fixture *f = calloc(1, sizeof(*f));
     char *built = xlrt_prog("setid_planter");
 
     assert_non_null(f);
-    f->dir = xlrt_tmpdir();
-    assert_int_equal(chmod(f->dir, 0755), 0);
-    assert_true(asprintf(&f->drop, "%s/drop", f->dir) > 0);
+    xlrt_sfix_setup(&f->s);
+    assert_int_equal(chmod(f->s.dir, 0755), 0);
+    assert_true(asprintf(&f->drop, "%s/drop", f->s.dir) > 0);
     assert_int_equal(mkdir(f->drop, 0), 0);
     assert_int_equal(chmod(f->drop, 01777), 0);
-    assert_true(asprintf(&f->planter, "%s/setid_planter", f->dir) > 0);
+    assert_true(asprintf(&f->planter, "%s/setid_planter", f->s.dir) > 0);
     copy_file(built, f->planter, 0755);
     free(built);
-    write_conf(f, NULL);
+    xlrt_sfix_conf(&f->s, BASE, f->planter, NULL);
     assert_int_equal(setenv("SETID_PLANTER_DIR", f->drop, 1), 0);
-    xlrt_capture_reset();
     *state = f;
     return 0;
 }
@@ -91,15 +72,13 @@ static int teardown(void **state)
     fixture *f = *state;
 
     unsetenv("SETID_PLANTER_DIR");
-    xlrt_tmpdir_remove(f->dir);
+    xlrt_sfix_teardown(&f->s);
     free(f->drop);
     free(f->planter);
-    free(f->conf);
     free(f);
     return 0;
 }
 
-/* Every attempt the planter makes, and what it must get. */
 static const struct {
     const char *name, *want;
 } attempts[] = {
@@ -179,7 +158,7 @@ static void test_exec_mode_dm_cannot_plant(void **state)
     int status;
 
     snprintf(cli, sizeof(cli), "%s/bin/xl-reaper", xlrt_build_dir());
-    char *argv[] = { cli, "--config", f->conf,    "spawn",
+    char *argv[] = { cli, "--config", f->s.conf,  "spawn",
                      "5", "--",       f->planter, NULL };
     status = xlrt_run(argv, &out, &err);
     if (exit_code(status) != 0)
@@ -200,12 +179,12 @@ static void test_runas_mode_dm_cannot_plant(void **state)
     char *out = NULL, *err = NULL;
     int status;
 
-    write_conf(f, "uid_switch = \"runas\"\n");
+    xlrt_sfix_conf(&f->s, BASE, f->planter, "uid_switch = \"runas\"\n");
     snprintf(wrapper, sizeof(wrapper), "%s/libexec/qemu-dm-restrict",
              xlrt_build_dir());
     snprintf(ids, sizeof(ids), "%lu:%lu", BASE + 6, BASE + 6);
     char *argv[] = { wrapper, "-xen-domid", "6", "-runas", ids, NULL };
-    assert_int_equal(setenv("XL_REAPER_CONFIG", f->conf, 1), 0);
+    assert_int_equal(setenv("XL_REAPER_CONFIG", f->s.conf, 1), 0);
     status = xlrt_run(argv, &out, &err);
     unsetenv("XL_REAPER_CONFIG");
     if (exit_code(status) != 0)
@@ -227,7 +206,7 @@ static int run_runas(fixture *f, unsigned domid, const char *const *extra,
     char *argv[16], *out = NULL;
     int n = 0, status;
 
-    write_conf(f, "uid_switch = \"runas\"\n");
+    xlrt_sfix_conf(&f->s, BASE, f->planter, "uid_switch = \"runas\"\n");
     snprintf(wrapper, sizeof(wrapper), "%s/libexec/qemu-dm-restrict",
              xlrt_build_dir());
     snprintf(dom, sizeof(dom), "%u", domid);
@@ -240,7 +219,7 @@ static int run_runas(fixture *f, unsigned domid, const char *const *extra,
     for (; extra && *extra && n < 15; extra++)
         argv[n++] = (char *)*extra;
     argv[n] = NULL;
-    assert_int_equal(setenv("XL_REAPER_CONFIG", f->conf, 1), 0);
+    assert_int_equal(setenv("XL_REAPER_CONFIG", f->s.conf, 1), 0);
     status = xlrt_run(argv, &out, err_r);
     unsetenv("XL_REAPER_CONFIG");
     free(out);
@@ -263,7 +242,7 @@ static void test_libxl_chroot_accepted(void **state)
     const char *extra[] = { "-chroot", dir, NULL };
     int code;
 
-    snprintf(dir, sizeof(dir), "%s/qemu-root-7", f->dir);
+    snprintf(dir, sizeof(dir), "%s/qemu-root-7", f->s.dir);
     assert_int_equal(mkdir(dir, 0), 0);
     code = run_runas(f, 7, extra, &err);
     if (code != 0)
@@ -281,7 +260,7 @@ static void test_libxl_chroot_refused(void **state)
     const char *elsewhere[] = { "-chroot", other, NULL };
     int fd, code;
 
-    snprintf(dir, sizeof(dir), "%s/qemu-root-8", f->dir);
+    snprintf(dir, sizeof(dir), "%s/qemu-root-8", f->s.dir);
     snprintf(runwith, sizeof(runwith), "chroot=%s", dir);
     assert_int_equal(mkdir(dir, 0), 0);
 
@@ -309,7 +288,7 @@ static void test_libxl_chroot_refused(void **state)
 
     /* A chroot the line names outside chroot_base is checked as well. */
     assert_int_equal(rmdir(dir), 0);
-    snprintf(other, sizeof(other), "%s/elsewhere", f->dir);
+    snprintf(other, sizeof(other), "%s/elsewhere", f->s.dir);
     assert_int_equal(mkdir(other, 0755), 0);
     code = run_runas(f, 8, elsewhere, &err);
     expect_refused(code, err, "is mode 0755, not 0000 as libxl makes it");

@@ -28,29 +28,10 @@
 #define BASE 9730000ul
 
 typedef struct {
-    char *dir;
+    xlrt_sfix s;
     char *maker;
-    char *conf;
 } fixture;
 
-static void write_conf(fixture *f, const char *extra)
-{
-    char *text;
-
-    free(f->conf);
-    assert_true(asprintf(&text,
-                         "dm_uid_base = %lu\n"
-                         "lock_file = \"%s/lock\"\n"
-                         "chroot_base = \"%s\"\n"
-                         "qemu_path = \"%s\"\n"
-                         "%s",
-                         BASE, f->dir, f->dir, f->maker,
-                         extra ? extra : "") > 0);
-    f->conf = xlrt_write_file(f->dir, "xl-reaper.conf", text);
-    free(text);
-}
-
-/* Can uid, unfiltered and unchrooted, make a user namespace here? */
 static bool userns_allowed(uid_t uid)
 {
     pid_t pid = fork();
@@ -74,10 +55,10 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof(*f));
 
     assert_non_null(f);
-    f->dir = xlrt_tmpdir();
-    assert_int_equal(chmod(f->dir, 0755), 0);
+    xlrt_sfix_setup(&f->s);
+    assert_int_equal(chmod(f->s.dir, 0755), 0);
     f->maker = xlrt_prog("userns_maker");
-    write_conf(f, NULL);
+    xlrt_sfix_conf(&f->s, BASE, f->maker, NULL);
     *state = f;
     return 0;
 }
@@ -86,14 +67,12 @@ static int teardown(void **state)
 {
     fixture *f = *state;
 
-    xlrt_tmpdir_remove(f->dir);
+    xlrt_sfix_teardown(&f->s);
     free(f->maker);
-    free(f->conf);
     free(f);
     return 0;
 }
 
-/* Every attempt the maker makes, and what it must get. */
 static const struct {
     const char *name, *want;
 } attempts[] = {
@@ -144,8 +123,8 @@ static void test_exec_mode_no_userns(void **state)
         skip();
     }
     snprintf(cli, sizeof(cli), "%s/bin/xl-reaper", xlrt_build_dir());
-    char *argv[] = { cli, "--config", f->conf,  "spawn",
-                     "1", "--",       f->maker, NULL };
+    char *argv[] = { cli, "--config", f->s.conf, "spawn",
+                     "1", "--",       f->maker,  NULL };
     status = xlrt_run(argv, &out, &err);
     if (exit_code(status) != 0)
         fail_msg("spawn exit %d; stderr:\n%s\nstdout:\n%s", exit_code(status),
@@ -163,12 +142,12 @@ static void test_runas_mode_no_userns(void **state)
     char *out = NULL, *err = NULL;
     int status;
 
-    write_conf(f, "uid_switch = \"runas\"\n");
+    xlrt_sfix_conf(&f->s, BASE, f->maker, "uid_switch = \"runas\"\n");
     snprintf(wrapper, sizeof(wrapper), "%s/libexec/qemu-dm-restrict",
              xlrt_build_dir());
     snprintf(ids, sizeof(ids), "%lu:%lu", BASE + 2, BASE + 2);
     char *argv[] = { wrapper, "-xen-domid", "2", "-runas", ids, NULL };
-    assert_int_equal(setenv("XL_REAPER_CONFIG", f->conf, 1), 0);
+    assert_int_equal(setenv("XL_REAPER_CONFIG", f->s.conf, 1), 0);
     status = xlrt_run(argv, &out, &err);
     unsetenv("XL_REAPER_CONFIG");
     if (exit_code(status) != 0)

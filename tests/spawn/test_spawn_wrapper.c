@@ -33,28 +33,16 @@
 #define BASE 4200000ul
 
 typedef struct {
-    char *dir;
-    pid_t bystander; /* stopped by teardown if a check failed first */
-    char *conf;
+    xlrt_sfix s;
     char *fake;
     char *wrapper;
 } fixture;
 
+/* The config, with runas unless extra says otherwise. */
 static void write_conf(fixture *f, const char *extra)
 {
-    char *text;
-
-    free(f->conf);
-    assert_true(asprintf(&text,
-                         "dm_uid_base = %lu\n"
-                         "lock_file = \"%s/lock\"\n"
-                         "chroot_base = \"%s\"\n"
-                         "qemu_path = \"%s\"\n"
-                         "%s",
-                         BASE, f->dir, f->dir, f->fake,
-                         extra ? extra : "uid_switch = \"runas\"\n") > 0);
-    f->conf = xlrt_write_file(f->dir, "xl-reaper.conf", text);
-    free(text);
+    xlrt_sfix_conf(&f->s, BASE, f->fake,
+                   extra ? extra : "uid_switch = \"runas\"\n");
 }
 
 static int setup(void **state)
@@ -63,7 +51,7 @@ static int setup(void **state)
     char *w;
 
     assert_non_null(f);
-    f->dir = xlrt_tmpdir();
+    xlrt_sfix_setup(&f->s);
     f->fake = xlrt_prog("fake_qemu");
     assert_true(asprintf(&w, "%s/libexec/qemu-dm-restrict", xlrt_build_dir()) >
                 0);
@@ -79,11 +67,7 @@ static int teardown(void **state)
 {
     fixture *f = *state;
 
-    /* Its parent death signal went with its setresuid: stop it here. */
-    if (f->bystander > 0)
-        xlrt_bystander_stop(f->bystander);
-    xlrt_tmpdir_remove(f->dir);
-    free(f->conf);
+    xlrt_sfix_teardown(&f->s);
     free(f->fake);
     free(f->wrapper);
     free(f);
@@ -144,7 +128,7 @@ static void run_wrapper(fixture *f, const char *help, char *const args[],
         dup2(null, 0);
         dup2(out[1], 1);
         dup2(err[1], 2);
-        setenv("XL_REAPER_CONFIG", f->conf, 1);
+        setenv("XL_REAPER_CONFIG", f->s.conf, 1);
         setenv("FAKE_QEMU_HELP", help, 1);
         execv(argv[0], argv);
         _exit(127);
@@ -284,7 +268,7 @@ static void test_runas_added(void **state)
     run_result_dispose(&r);
 
     /* With libxl's chroot dir: -chroot too. */
-    snprintf(dir, sizeof(dir), "%s/qemu-root-62", f->dir);
+    snprintf(dir, sizeof(dir), "%s/qemu-root-62", f->s.dir);
     assert_int_equal(mkdir(dir, 0), 0);
     run_wrapper(f, "runas", args, &r);
     expect_ran(&r);
@@ -386,7 +370,7 @@ static void test_chroot_mismatch_refused(void **state)
                            "-chroot",    "/",  NULL };
     run_result r;
 
-    snprintf(dir, sizeof(dir), "%s/qemu-root-66", f->dir);
+    snprintf(dir, sizeof(dir), "%s/qemu-root-66", f->s.dir);
     assert_int_equal(mkdir(dir, 0), 0);
     run_wrapper(f, "runas", args, &r);
     expect_refused(&r, "chroots it to /, not to this domain's");
@@ -487,7 +471,7 @@ static void test_busy_uid_refused(void **state)
     fixture *f = *state;
     char *const args[] = { "-xen-domid", "72", "-runas", "4200072:4200072",
                            NULL };
-    pid_t stale = f->bystander = xlrt_bystander_start(BASE + 72);
+    pid_t stale = f->s.bystander = xlrt_bystander_start(BASE + 72);
     run_result r;
 
     for (int i = 0; xlrt_kernel_count(BASE + 72) < 1; i++) {
@@ -499,7 +483,7 @@ static void test_busy_uid_refused(void **state)
     assert_true(xlrt_alive(stale));
     run_result_dispose(&r);
     xlrt_bystander_stop(stale);
-    f->bystander = 0;
+    f->s.bystander = 0;
 }
 
 /* ---------- libxl 4.20 ---------- */
@@ -512,7 +496,7 @@ static int qmp_socket(fixture *f, const char *name)
     int fd = socket(AF_UNIX, SOCK_STREAM, 0);
 
     assert_true(fd > 2);
-    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", f->dir, name);
+    snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/%s", f->s.dir, name);
     assert_int_equal(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
     assert_int_equal(listen(fd, 1), 0);
     return fd;
@@ -617,7 +601,7 @@ static void test_libxl_probe_exit_keeps_dm_socket(void **state)
     run_result r;
 
     /* libxl__pre_open_qmp_socket for the DM: unlink, bind anew. */
-    snprintf(path, sizeof(path), "%s/qmp-libxl-70", f->dir);
+    snprintf(path, sizeof(path), "%s/qmp-libxl-70", f->s.dir);
     assert_int_equal(unlink(path), 0);
     dm = qmp_socket(f, "qmp-libxl-70");
     snprintf(chardev, sizeof(chardev),
@@ -782,7 +766,7 @@ static void test_libxl_probe_shape_exact(void **state)
 
 static void make_chroot(fixture *f, unsigned domid, char *dir, size_t n)
 {
-    snprintf(dir, n, "%s/qemu-root-%u", f->dir, domid);
+    snprintf(dir, n, "%s/qemu-root-%u", f->s.dir, domid);
     assert_int_equal(mkdir(dir, 0), 0);
 }
 

@@ -10,7 +10,9 @@
  * its exit cannot unlink the DM's socket libxl binds at the same path
  * next), and its DM lines (-run-with chroot= and a second -run-with
  * user=) pass as 4.17's do, against a fake answering -help as QEMU 7.2
- * and 10.0 do.
+ * and 10.0 do.  A line no restriction was asked for (libvirt's) gets
+ * the uid switch, and with add_dm_restrict -xen-domid-restrict and a
+ * chroot, once, said in one line.
  * uid block: base 4200000 (domids 61..90).
  */
 #include <errno.h>
@@ -973,6 +975,164 @@ static void test_run_with_refused(void **state)
     }
 }
 
+/* ---------- add_dm_restrict: a line no restriction was asked for ---------- */
+
+/* How many times arg is in the fake's argv. */
+static unsigned count_arg(const char *out, const char *arg)
+{
+    char want[256];
+    unsigned n = 0;
+
+    snprintf(want, sizeof(want), "arg=%s\n", arg);
+    for (const char *p = strstr(out, want); p; p = strstr(p + 1, want))
+        if (p == out || p[-1] == '\n')
+            n++;
+    return n;
+}
+
+/*
+ * libvirt's line (libxl without dm_restrict): no uid switch, no chroot,
+ * no -xen-domid-restrict.  With the key off (the default) only the uid
+ * switch is added, no chroot is made, and the one line says what was
+ * added and that -xen-domid-restrict was not.
+ */
+static void test_dm_restrict_key_off(void **state)
+{
+    fixture *f = *state;
+    char *const args[] = { "-xen-domid", "76", "-S", "-name", "lv", NULL };
+    char dir[4096];
+    struct stat st;
+    char *seen;
+    run_result r;
+
+    run_wrapper(f, "7.2", args, &r);
+    expect_ran(&r);
+    seen = args_seen(r.out);
+    assert_string_equal(seen, "-xen-domid 76 -S -name lv -runas "
+                              "4200076:4200076");
+    if (!strstr(r.err, "added: -runas 4200076:4200076; not "
+                       "-xen-domid-restrict (add_dm_restrict = 0)"))
+        fail_msg("no line saying what was added:\n%s", r.err);
+    snprintf(dir, sizeof(dir), "%s/qemu-root-76", f->s.dir);
+    assert_int_equal(lstat(dir, &st), -1);
+    free(seen);
+    run_result_dispose(&r);
+}
+
+/* The key on: -xen-domid-restrict and a chroot libxl's way, once. */
+static void test_dm_restrict_key_on(void **state)
+{
+    fixture *f = *state;
+    char *const bare[] = { "-xen-domid", "77", "-S", NULL };
+    char dir[4096], want[8400];
+    struct stat st;
+    char *seen;
+    run_result r;
+
+    write_conf(f, "uid_switch = \"runas\"\nadd_dm_restrict = 1\n");
+    snprintf(dir, sizeof(dir), "%s/qemu-root-77", f->s.dir);
+
+    /* QEMU 7.2, no chroot yet: made root's, mode 0000, empty. */
+    run_wrapper(f, "7.2", bare, &r);
+    expect_ran(&r);
+    seen = args_seen(r.out);
+    snprintf(want, sizeof(want),
+             "-xen-domid 77 -S -runas 4200077:4200077 -chroot %s "
+             "-xen-domid-restrict",
+             dir);
+    assert_string_equal(seen, want);
+    snprintf(want, sizeof(want),
+             "added: -runas 4200077:4200077 -chroot %s "
+             "-xen-domid-restrict (chroot made)",
+             dir);
+    if (!strstr(r.err, want))
+        fail_msg("stderr lacks '%s':\n%s", want, r.err);
+    assert_int_equal(lstat(dir, &st), 0);
+    assert_true(S_ISDIR(st.st_mode));
+    assert_int_equal(st.st_uid, 0);
+    assert_int_equal(st.st_mode & 07777, 0);
+    free(seen);
+    run_result_dispose(&r);
+
+    /* QEMU 10.0, the chroot there from the last start: used, not made. */
+    run_wrapper(f, "10.0", bare, &r);
+    expect_ran(&r);
+    seen = args_seen(r.out);
+    snprintf(want, sizeof(want),
+             "-xen-domid 77 -S -run-with user=4200077:4200077 -run-with "
+             "chroot=%s -xen-domid-restrict",
+             dir);
+    assert_string_equal(seen, want);
+    assert_null(strstr(r.err, "chroot made"));
+    free(seen);
+    run_result_dispose(&r);
+
+    /* Given once already: not added twice. */
+    char *const given[] = { "-xen-domid", "77", "-xen-domid-restrict", "-S",
+                            NULL };
+    run_wrapper(f, "7.2", given, &r);
+    expect_ran(&r);
+    assert_int_equal(count_arg(r.out, "-xen-domid-restrict"), 1);
+    seen = args_seen(r.out);
+    snprintf(want, sizeof(want),
+             "-xen-domid 77 -xen-domid-restrict -S -runas 4200077:4200077 "
+             "-chroot %s",
+             dir);
+    assert_string_equal(seen, want);
+    free(seen);
+    run_result_dispose(&r);
+
+    /* xl's dm_restrict line lacks nothing: unchanged, nothing logged. */
+    char *const xl[] = { "-xen-domid",      "77", "-xen-domid-restrict",
+                         "-chroot",         dir,  "-runas",
+                         "4200077:4200077", NULL };
+    char *j = join_args(xl);
+    run_wrapper(f, "7.2", xl, &r);
+    expect_ran(&r);
+    seen = args_seen(r.out);
+    assert_string_equal(seen, j);
+    assert_null(strstr(r.err, "added:"));
+    free(seen);
+    free(j);
+    run_result_dispose(&r);
+
+    /* Read as -name's value, it is no flag to QEMU: added at the end. */
+    char *const as_value[] = { "-xen-domid", "77", "-name",
+                               "-xen-domid-restrict", NULL };
+    run_wrapper(f, "7.2", as_value, &r);
+    expect_ran(&r);
+    assert_int_equal(count_arg(r.out, "-xen-domid-restrict"), 2);
+    run_result_dispose(&r);
+    assert_int_equal(rmdir(dir), 0);
+}
+
+/* What is appended must not become the value of an option the line ends
+ * with ("-name -runas" names the guest "-runas" and switches nothing). */
+static void test_added_after_trailing_option_refused(void **state)
+{
+    fixture *f = *state;
+    char *const args[] = { "-xen-domid", "78", "-S", "-name", NULL };
+    run_result r;
+
+    run_wrapper(f, "7.2", args, &r);
+    expect_refused(&r, "ends with -name, which may take what would be added");
+    run_result_dispose(&r);
+}
+
+/* Exec mode starts QEMU without root: it could not open Xen's devices
+ * before restricting itself. */
+static void test_dm_restrict_needs_runas(void **state)
+{
+    fixture *f = *state;
+    char *const args[] = { "-xen-domid", "79", "-S", NULL };
+    run_result r;
+
+    write_conf(f, "add_dm_restrict = 1\n");
+    run_wrapper(f, "7.2", args, &r);
+    expect_refused(&r, "add_dm_restrict = 1 needs uid_switch = \"runas\"");
+    run_result_dispose(&r);
+}
+
 int main(void)
 {
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
@@ -996,6 +1156,10 @@ int main(void)
         T(test_libxl420_dm_line),
         T(test_run_with_added),
         T(test_run_with_refused),
+        T(test_dm_restrict_key_off),
+        T(test_dm_restrict_key_on),
+        T(test_added_after_trailing_option_refused),
+        T(test_dm_restrict_needs_runas),
     };
 #undef T
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -90,6 +90,7 @@ static const key_spec keys[] = {
     BOOL("unshare_net", unshare_net),
     BOOL("dumpable", dumpable),
     PATH("chroot_base", chroot_base),
+    BOOL("add_dm_restrict", add_dm_restrict),
     PATH("cgroup_parent", cgroup_parent),
     PATH("qemu_path", qemu_path),
     UNSIGNED("sweep_interval_s", sweep_interval_s, 1, 86400),
@@ -828,6 +829,14 @@ static int load_text(xlreaper_ctx *ctx, const char *path, const char *text,
         rc = parse_text(ctx, path, text, len, cfg, &want_base, &want_reaper);
         if (rc)
             goto out;
+    }
+    /* -xen-domid-restrict needs QEMU to open Xen's devices as root and
+     * switch uid itself: exec mode would start it without root. */
+    if (cfg->add_dm_restrict && cfg->uid_switch != XLREAPER_UID_SWITCH_RUNAS) {
+        LOG(ERROR, "%s: add_dm_restrict = 1 needs uid_switch = \"runas\"",
+            path ? path : "defaults");
+        rc = XLREAPER_ERROR_INVAL;
+        goto out;
     }
 
     rc = xlreaper__uid_settle(ctx, cfg, want_base, want_reaper, quick);

@@ -647,14 +647,21 @@ typedef struct {
     unsigned num_run_with; /* -run-with options (libxl 4.20+: up to 2) */
     char run_with_keys[XLREAPER__MAX_RUN_WITH_KEYS][32]; /* seen so far */
     unsigned num_run_with_keys;
+    bool domid_restrict;      /* -xen-domid-restrict where QEMU reads
+                               * it as the flag, not as a value */
+    const char *last_unknown; /* the last argument, if an option that may
+                               * take a value: what is appended after it
+                               * could become its value */
 } xlreaper__qemu_cmdline;
 
 /*
  * Parses what the restriction needs from a QEMU command line (argv[0]
  * is the program): the descriptors it names (fd=N, fds=N:M, vhostfd=N,
  * vhostfds=, addr.type=fd + addr.str=N in -chardev, -netdev, -net,
- * -device, -object and -add-fd; -incoming fd:N), and its -runas /
- * -run-with user= and -chroot / -run-with chroot=.  A malformed or
+ * -device, -object and -add-fd; -incoming fd:N), its -runas /
+ * -run-with user= and -chroot / -run-with chroot=, its
+ * -xen-domid-restrict and whether it ends with an option that may take
+ * a value.  A malformed or
  * ambiguous one (a descriptor that is not a plain number, two uid
  * switches, -run-with more than twice or a key of it twice, user or
  * chroot without a value, an option read here right after an option

@@ -451,6 +451,12 @@ int xlreaper__qemu_cmdline_parse(xlreaper_ctx *ctx, uint32_t domid,
 
         if (kind == XLREAPER__QOPT_NONE || kind == XLREAPER__QOPT_FLAG ||
             kind == XLREAPER__QOPT_UNKNOWN) {
+            /* After an option that may take it, it is that option's
+             * value: not counted, and so added again (a harmless
+             * repetition of a flag). */
+            if (kind == XLREAPER__QOPT_FLAG && !unknown &&
+                is_option_n(opt, strlen(opt), "xen-domid-restrict"))
+                cl->domid_restrict = true;
             unknown = kind == XLREAPER__QOPT_UNKNOWN ? opt : NULL;
             continue;
         }
@@ -505,6 +511,7 @@ int xlreaper__qemu_cmdline_parse(xlreaper_ctx *ctx, uint32_t domid,
         if (rc)
             goto out;
     }
+    cl->last_unknown = unknown;
 
 out:
     free(seg);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -166,7 +167,8 @@ static void preserve_remove(xlreaper__spawn_run *run, int fd)
 }
 
 /*
- * Takes the lock, checks the uid, makes the cgroup, and fills run with
+ * Takes the lock, checks the uid, makes the chroot and the cgroup, and
+ * fills run with
  * the descriptors the child must not close.  On failure nothing is left
  * held.
  */
@@ -203,6 +205,15 @@ static int prepare(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan,
         rc = ensure_uid_empty(ctx, *lock_r, plan, want_reap(ctx, flags));
         if (rc)
             goto fail;
+    }
+    /* As libxl makes it for dm_restrict: root's (we are root), mode
+     * 0000, empty.  One that appeared since the plan checked it absent
+     * was made by someone else: refused, not used. */
+    if (plan->make_chroot && mkdir(plan->make_chroot, 0) < 0) {
+        LOGED(ERROR, plan->domid, "making QEMU's chroot %s",
+              plan->make_chroot);
+        rc = errno == EEXIST ? XLREAPER_ERROR_INVAL : XLREAPER_ERROR_FAIL;
+        goto fail;
     }
     if (plan->cgroup_parent) {
         rc = xlreaper__cgroup_prepare(ctx, plan->domid, plan->cgroup_parent,

@@ -78,6 +78,8 @@ struct xlreaper_spawn_plan {
     char *chroot_dir; /* we chroot here (exec mode), or NULL */
     char *record_root; /* the root the DM ends up in, for its record */
     int exe_fd;       /* O_PATH to path, for execveat in the chroot */
+    char *make_chroot; /* runas: QEMU's chroot, made by the spawn
+                        * (add_dm_restrict), or NULL */
     char *cgroup_parent;
     xlreaper__setid_filter setid; /* built here, installed by the child */
 };

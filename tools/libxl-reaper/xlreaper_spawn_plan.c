@@ -92,6 +92,7 @@ void xlreaper_spawn_plan_free(xlreaper_spawn_plan *plan)
     free(plan->path);
     free(plan->chroot_dir);
     free(plan->record_root);
+    free(plan->make_chroot);
     free(plan->cgroup_parent);
     xlreaper__close_keep_errno(plan->exe_fd);
     free(plan);
@@ -256,9 +257,10 @@ static char *run_with_escape(const char *key, const char *val)
     return out;
 }
 
-/* Up to 4 arguments runas mode adds: -runas/-run-with, -chroot/... */
+/* Up to 5 arguments runas mode adds: -runas/-run-with, -chroot/...,
+ * -xen-domid-restrict. */
 typedef struct {
-    char *arg[4];
+    char *arg[5];
     unsigned num;
 } extra_args;
 
@@ -283,6 +285,66 @@ static int extra_add(extra_args *x, const char *opt, char *val)
     return 0;
 }
 
+static int extra_flag(extra_args *x, const char *opt)
+{
+    x->arg[x->num] = strdup(opt);
+    if (!x->arg[x->num])
+        return XLREAPER_ERROR_NOMEM;
+    x->num++;
+    return 0;
+}
+
+/*
+ * add_dm_restrict: the chroot libxl makes for dm_restrict, made by the
+ * spawn (prepare) when the line names none and it is absent: a
+ * toolstack that asked no restriction (libvirt) makes none.  Only the
+ * directory it is in is checked here; the spawn makes it root's, mode
+ * 0000, and fails if it appeared meanwhile.
+ */
+static int plan_make_chroot(xlreaper_ctx *ctx, const xlreaper_config *cfg,
+                            xlreaper_spawn_plan *plan, char **dir_r)
+{
+    struct stat st;
+
+    if (lstat(cfg->chroot_base, &st) < 0) {
+        LOGED(ERROR, plan->domid, "chroot_base %s", cfg->chroot_base);
+        return XLREAPER_ERROR_INVAL;
+    }
+    if (!S_ISDIR(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022)) {
+        LOGD(ERROR, plan->domid,
+             "chroot_base %s is not a directory owned and only writable "
+             "by root: not making a chroot in it",
+             cfg->chroot_base);
+        return XLREAPER_ERROR_INVAL;
+    }
+    if (asprintf(dir_r, "%s/qemu-root-%u", cfg->chroot_base, plan->domid) <
+        0) {
+        *dir_r = NULL;
+        return XLREAPER_ERROR_NOMEM;
+    }
+    plan->make_chroot = strdup(*dir_r);
+    return plan->make_chroot ? 0 : XLREAPER_ERROR_NOMEM;
+}
+
+/* The one line that says what was added to a command line. */
+static void log_added(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan,
+                      const xlreaper_config *cfg,
+                      const xlreaper__qemu_cmdline *cl, const extra_args *x)
+{
+    char added[8192];
+    size_t n = 0;
+
+    added[0] = '\0';
+    for (unsigned i = 0; i < x->num && n < sizeof(added); i++)
+        n += (size_t)snprintf(added + n, sizeof(added) - n, " %s", x->arg[i]);
+    LOGD(NOTICE, plan->domid,
+         "the command line lacked what the restriction needs; added:%s%s%s",
+         added, plan->make_chroot ? " (chroot made)" : "",
+         !cfg->add_dm_restrict && !cl->domid_restrict
+             ? "; not -xen-domid-restrict (add_dm_restrict = 0)"
+             : "");
+}
+
 /*
  * Runas mode: the command line must make QEMU switch to exactly our ids
  * and, when libxl's chroot exists, chroot there; what is missing is
@@ -295,9 +357,9 @@ static int extra_add(extra_args *x, const char *opt, char *val)
  * ever gets -run-with added, never -runas or -chroot, which QEMU 10.0
  * and 9.0 removed; if -help then lists no such key, refused.
  */
-static int plan_runas(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
-                      const xlreaper__qemu_cmdline *cl, const char *chroot_dir,
-                      extra_args *x)
+static int plan_uid_chroot(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
+                           const xlreaper__qemu_cmdline *cl,
+                           const char *chroot_dir, extra_args *x)
 {
     uint32_t domid = plan->domid;
     unsigned features = 0;
@@ -398,6 +460,27 @@ static int plan_runas(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
          "cannot make it chroot to %s",
          plan->path, chroot_dir);
     return XLREAPER_ERROR_INVAL;
+}
+
+static int plan_runas(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
+                      const xlreaper__qemu_cmdline *cl, const char *chroot_dir,
+                      extra_args *x)
+{
+    int rc = plan_uid_chroot(ctx, plan, cl, chroot_dir, x);
+
+    /* Where the line lacks it (libvirt's: libxl without dm_restrict),
+     * and the config asks for it.  QEMU restricts its Xen handles to
+     * the domain once it has set up, before it drops root. */
+    if (!rc && ctx->cfg->add_dm_restrict && !cl->domid_restrict)
+        rc = extra_flag(x, "-xen-domid-restrict");
+    if (!rc && x->num && cl->last_unknown) {
+        LOGD(ERROR, plan->domid,
+             "the command line ends with %.64s, which may take what "
+             "would be added as its value; refusing it",
+             cl->last_unknown);
+        rc = XLREAPER_ERROR_INVAL;
+    }
+    return rc;
 }
 
 static int plan_copy_argv(xlreaper_spawn_plan *plan, char *const argv[],
@@ -570,9 +653,17 @@ int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
         goto fail;
 
     if (plan->mode == XLREAPER_UID_SWITCH_RUNAS) {
+        if (cfg->add_dm_restrict && !chroot_dir && !cl->chroot &&
+            cfg->chroot_base) {
+            rc = plan_make_chroot(ctx, cfg, plan, &chroot_dir);
+            if (rc)
+                goto fail;
+        }
         rc = plan_runas(ctx, plan, cl, chroot_dir, &x);
         if (rc)
             goto fail;
+        if (x.num)
+            log_added(ctx, plan, cfg, cl, &x);
     } else {
         if (cl->runas || cl->chroot) {
             LOGD(ERROR, domid,

@@ -145,6 +145,8 @@ typedef struct {
     bool dumpable;               /* PR_SET_DUMPABLE after the switch */
     const char *chroot_base;     /* chroot to <base>/qemu-root-<domid>
                                   * when that directory exists */
+    bool add_dm_restrict;        /* runas: add -xen-domid-restrict and
+                                  * the chroot to a line without them */
     const char *cgroup_parent;   /* cgroup v2 dir; NULL: no cgroup.
                                   * The DM joins <it>/dm-<domid> */
     const char *qemu_path;       /* for qemu-dm-restrict */
@@ -494,7 +496,10 @@ typedef struct xlreaper_spawn_plan xlreaper_spawn_plan;
  * or -run-with chroot= there); what is missing is added in the form
  * `prog -help` offers, and only as -run-with to a line that uses
  * -run-with (libxl 4.20's).  -run-with more than twice, or a key of it
- * twice, is refused.
+ * twice, is refused.  With add_dm_restrict, -xen-domid-restrict is added
+ * when missing, and a chroot the line lacks is made (at spawn) and
+ * added.  What was added is logged in one line; a line that ends with
+ * an option that could take the addition as its value is refused.
  */
 int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
                             const char *prog, char *const argv[],

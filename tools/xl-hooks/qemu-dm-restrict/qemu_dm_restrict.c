@@ -50,7 +50,10 @@
  * "<emulator> -help" as root first to learn the emulator's type
  * (xlreaper_libvirt_probe.c): that line, or "-version", alone, is
  * answered by exec'ing qemu_path with it, as root, 0-2 open, one line
- * logged.  Any other line without -xen-domid is refused.
+ * logged.  Any other line without -xen-domid is refused.  libvirt's DM
+ * line has no uid switch, chroot or -xen-domid-restrict (libvirt asks
+ * libxl for no dm_restrict): the uid switch is added, and with
+ * add_dm_restrict = 1 the other two, in one line logged.
  *
  * The config file is $XL_REAPER_CONFIG when set (it must then exist),
  * else /etc/xen/xl-reaper.conf, whose absence means the defaults.

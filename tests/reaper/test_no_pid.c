@@ -120,7 +120,10 @@ static int reaper(int full_fd)
     usleep(100000); /* the DM grabs what its failed forks free */
     xlrt_capture_reset();
     xlreaper_reap_result_init(&res);
-    rc = xlreaper_reap(S.r.ctx, NULL, DOMID, &res);
+    /* Waiting for "empty": the first answer may be "zombies" while
+     * this namespace's init still reaps the DM's 400 (a loaded host). */
+    rc = xlreaper_reap_flags(S.r.ctx, NULL, DOMID, XLREAPER_REAP_WAIT_EMPTY,
+                             &res);
     if (rc)
         ret = NS_RC - rc;
     else if (res.outcome != XLREAPER_OUTCOME_EMPTY)

@@ -75,6 +75,25 @@ void xlrt_sfix_teardown(xlrt_sfix *f)
     f->dir = f->conf = NULL;
 }
 
+int xlrt_sfix_new(void **state)
+{
+    xlrt_sfix *f = calloc(1, sizeof(*f));
+
+    assert_non_null(f);
+    xlrt_sfix_setup(f);
+    *state = f;
+    return 0;
+}
+
+int xlrt_sfix_free(void **state)
+{
+    xlrt_sfix *f = *state;
+
+    xlrt_sfix_teardown(f);
+    free(f);
+    return 0;
+}
+
 char *xlrt_prog(const char *name)
 {
     char *p, *abs;

@@ -38,6 +38,10 @@ void xlrt_sfix_conf(xlrt_sfix *f, unsigned long base, const char *qemu,
  * setresuid) and any probe a failed assertion left running; removes
  * dir. */
 void xlrt_sfix_teardown(xlrt_sfix *f);
+/* cmocka's setup and teardown for a suite whose fixture is an xlrt_sfix
+ * alone: *state is the calloc'd xlrt_sfix. */
+int xlrt_sfix_new(void **state);
+int xlrt_sfix_free(void **state);
 
 /* Path of a program in build/tests/progs (malloc'd). */
 char *xlrt_prog(const char *name);

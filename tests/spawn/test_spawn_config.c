@@ -11,28 +11,7 @@
 
 #include "xlrt_spawn.h"
 
-typedef struct {
-    xlrt_sfix s;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof(*f));
-
-    assert_non_null(f);
-    xlrt_sfix_setup(&f->s);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-
-    xlrt_sfix_teardown(&f->s);
-    free(f);
-    return 0;
-}
+typedef xlrt_sfix fixture;
 
 static int load(fixture *f, const char *text, xlreaper_ctx **ctx_r)
 {
@@ -40,7 +19,7 @@ static int load(fixture *f, const char *text, xlreaper_ctx **ctx_r)
     int rc;
 
     assert_true(asprintf(&all, "dm_uid_base = 4000000\n%s", text) > 0);
-    path = xlrt_write_file(f->s.dir, "c.conf", all);
+    path = xlrt_write_file(f->dir, "c.conf", all);
     assert_int_equal(xlreaper_ctx_alloc(ctx_r, xlrt_capture_logger()), 0);
     rc = xlreaper_config_load(*ctx_r, path, XLREAPER_CONFIG_MUST_EXIST);
     free(path);
@@ -193,7 +172,7 @@ static void test_key_names_listed(void **state)
 
 int main(void)
 {
-#define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+#define T(t) cmocka_unit_test_setup_teardown(t, xlrt_sfix_new, xlrt_sfix_free)
     const struct CMUnitTest tests[] = {
         T(test_defaults),
         T(test_every_key_read),

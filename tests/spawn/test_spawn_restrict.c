@@ -27,28 +27,7 @@
 
 #define BASE 4000000ul
 
-typedef struct {
-    xlrt_sfix s;
-} fixture;
-
-static int setup(void **state)
-{
-    fixture *f = calloc(1, sizeof(*f));
-
-    assert_non_null(f);
-    xlrt_sfix_setup(&f->s);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    fixture *f = *state;
-
-    xlrt_sfix_teardown(&f->s);
-    free(f);
-    return 0;
-}
+typedef xlrt_sfix fixture;
 
 static void expect_field(pid_t pid, const char *field, const char *want)
 {
@@ -111,7 +90,7 @@ static char *report_fds(const char *report)
 static void test_exec_mode_ids(void **state)
 {
     fixture *f = *state;
-    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->s.dir, BASE, NULL);
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
     gid_t groups[] = { 1234, 5678 };
     xlrt_probe p;
     char want[128];
@@ -140,7 +119,7 @@ static void test_exec_mode_ids(void **state)
 static void test_signals_reset(void **state)
 {
     fixture *f = *state;
-    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->s.dir, BASE, NULL);
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
     struct sigaction ign = { .sa_handler = SIG_IGN }, old;
     sigset_t set, oldset;
     xlrt_probe p;
@@ -173,7 +152,7 @@ static void test_signals_reset(void **state)
 static void test_limits_configured(void **state)
 {
     fixture *f = *state;
-    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->s.dir, BASE,
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE,
                                        "nproc_limit = 77\n"
                                        "nofile_limit = 333\n"
                                        "fsize_limit = 123456\n"
@@ -198,7 +177,7 @@ static void test_limits_configured(void **state)
 static void test_limits_default(void **state)
 {
     fixture *f = *state;
-    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->s.dir, BASE, NULL);
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
     xlrt_probe p;
 
     assert_int_equal(xlrt_probe_spawn(ctx, 14, "wait", NULL, &p), 0);
@@ -275,7 +254,7 @@ static void test_limits_clamped_to_inherited_hard(void **state)
     pid = fork();
     assert_true(pid >= 0);
     if (pid == 0)
-        _exit(clamp_child(f->s.dir));
+        _exit(clamp_child(f->dir));
     assert_int_equal(waitpid(pid, &st, 0), pid);
     assert_true(WIFEXITED(st));
     if (WEXITSTATUS(st))
@@ -288,9 +267,9 @@ static void test_limits_clamped_to_inherited_hard(void **state)
 static void test_only_kept_fds(void **state)
 {
     fixture *f = *state;
-    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->s.dir, BASE, NULL);
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
     int leak = open("/dev/null", O_RDONLY);           /* no CLOEXEC */
-    int leak2 = open(f->s.dir, O_RDONLY | O_DIRECTORY); /* no CLOEXEC */
+    int leak2 = open(f->dir, O_RDONLY | O_DIRECTORY); /* no CLOEXEC */
     int cloexec = open("/dev/null", O_RDONLY | O_CLOEXEC);
     int high = fcntl(leak, F_DUPFD, 300); /* above every kept one */
     char *inside, *outside, want[64];
@@ -325,7 +304,7 @@ static void test_only_kept_fds(void **state)
 static void test_closed_stdio_is_dev_null(void **state)
 {
     fixture *f = *state;
-    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->s.dir, BASE, NULL);
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
     int saved = fcntl(0, F_DUPFD_CLOEXEC, 3);
     char path[64], target[256];
     xlrt_probe p;
@@ -397,7 +376,7 @@ static void test_xen_fd_reported(void **state)
 
     assert_true(pid >= 0);
     if (pid == 0)
-        _exit(xen_fd_child(f->s.dir));
+        _exit(xen_fd_child(f->dir));
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
@@ -408,14 +387,14 @@ static void test_xen_fd_reported(void **state)
 static void test_chroot(void **state)
 {
     fixture *f = *state;
-    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->s.dir, BASE, NULL);
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
     char dir[4096], got[4096];
     xlrt_probe p;
     char link[64];
     ssize_t n;
 
     /* As libxl makes it: root's, mode 0000. */
-    snprintf(dir, sizeof(dir), "%s/qemu-root-18", f->s.dir);
+    snprintf(dir, sizeof(dir), "%s/qemu-root-18", f->dir);
     assert_int_equal(mkdir(dir, 0), 0);
     assert_int_equal(xlrt_probe_spawn(ctx, 18, "wait", NULL, &p), 0);
     assert_non_null(strstr(p.report, "pid="));
@@ -447,11 +426,11 @@ static void test_chroot(void **state)
 static void test_chroot_writable_refused(void **state)
 {
     fixture *f = *state;
-    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->s.dir, BASE, NULL);
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
     char dir[4096];
     xlrt_probe p;
 
-    snprintf(dir, sizeof(dir), "%s/qemu-root-19", f->s.dir);
+    snprintf(dir, sizeof(dir), "%s/qemu-root-19", f->dir);
     assert_int_equal(mkdir(dir, 0), 0);
     assert_int_equal(chmod(dir, 0777), 0);
     assert_int_equal(xlrt_probe_spawn(ctx, 19, "wait", NULL, &p),
@@ -474,7 +453,7 @@ static bool same_ns(pid_t pid, const char *ns)
 static void test_namespaces(void **state)
 {
     fixture *f = *state;
-    xlreaper_ctx *off = xlrt_spawn_ctx(f->s.dir, BASE, NULL);
+    xlreaper_ctx *off = xlrt_spawn_ctx(f->dir, BASE, NULL);
     xlreaper_ctx *on;
     xlrt_probe p;
 
@@ -485,7 +464,7 @@ static void test_namespaces(void **state)
     xlrt_probe_stop(&p);
     xlreaper_ctx_free(off);
 
-    on = xlrt_spawn_ctx(f->s.dir, BASE,
+    on = xlrt_spawn_ctx(f->dir, BASE,
                         "unshare_ipc_mount = 1\nunshare_net = 1\n");
     assert_int_equal(xlrt_probe_spawn(on, 20, "wait", NULL, &p), 0);
     assert_false(same_ns(p.pid, "mnt"));
@@ -505,7 +484,7 @@ static void test_namespaces(void **state)
 static void test_dumpable_rule(void **state)
 {
     fixture *f = *state;
-    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->s.dir, BASE, "dumpable = 0\n");
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, "dumpable = 0\n");
     char *src = xlrt_prog("spawn_probe"), *cmd, copy[4096];
     xlreaper_spawn_plan *plan;
     char *argv[6], fdarg[32], buf[4096];
@@ -518,9 +497,9 @@ static void test_dumpable_rule(void **state)
     assert_non_null(strstr(p.report, "dumpable=1"));
     xlrt_probe_stop(&p);
 
-    snprintf(copy, sizeof(copy), "%s/probe-0711", f->s.dir);
+    snprintf(copy, sizeof(copy), "%s/probe-0711", f->dir);
     assert_true(asprintf(&cmd, "cp %s %s && chmod 0711 %s && chmod 0755 %s",
-                         src, copy, copy, f->s.dir) > 0);
+                         src, copy, copy, f->dir) > 0);
     assert_int_equal(system(cmd), 0);
     free(cmd);
     assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
@@ -549,7 +528,7 @@ static void test_dumpable_rule(void **state)
 static void test_runas_mode(void **state)
 {
     fixture *f = *state;
-    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->s.dir, BASE,
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE,
                                        "uid_switch = \"runas\"\n"
                                        "nproc_limit = 99\n");
     char ids[64], want[128];
@@ -620,7 +599,7 @@ static void test_cgroup(void **state)
              (long)getpid());
     assert_int_equal(mkdir(parent, 0755), 0);
     snprintf(extra, sizeof(extra), "cgroup_parent = \"%s\"\n", parent);
-    ctx = xlrt_spawn_ctx(f->s.dir, BASE, extra);
+    ctx = xlrt_spawn_ctx(f->dir, BASE, extra);
     assert_int_equal(xlrt_probe_spawn(ctx, 23, "wait", NULL, &p), 0);
     cg = xlrt_proc_read(p.pid, "cgroup");
     assert_non_null(cg);
@@ -685,8 +664,8 @@ static void test_cgroup_not_cgroup2_refused(void **state)
     xlreaper_ctx *ctx;
     xlrt_probe p;
 
-    snprintf(extra, sizeof(extra), "cgroup_parent = \"%s\"\n", f->s.dir);
-    ctx = xlrt_spawn_ctx(f->s.dir, BASE, extra);
+    snprintf(extra, sizeof(extra), "cgroup_parent = \"%s\"\n", f->dir);
+    ctx = xlrt_spawn_ctx(f->dir, BASE, extra);
     assert_int_equal(xlrt_probe_spawn(ctx, 24, "wait", NULL, &p),
                      XLREAPER_ERROR_INVAL);
     assert_non_null(strstr(xlrt_captured(), "not a directory of a cgroup2"));
@@ -698,8 +677,8 @@ static void test_cgroup_not_cgroup2_refused(void **state)
 static void test_stale_refused(void **state)
 {
     fixture *f = *state;
-    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->s.dir, BASE, NULL);
-    pid_t stale = f->s.bystander = xlrt_bystander_start(BASE + 25);
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
+    pid_t stale = f->bystander = xlrt_bystander_start(BASE + 25);
     xlrt_probe p;
 
     for (int i = 0; xlrt_kernel_count(BASE + 25) < 1; i++) {
@@ -712,7 +691,7 @@ static void test_stale_refused(void **state)
                                             "has tasks"));
     assert_true(xlrt_alive(stale)); /* refused, not reaped */
     xlrt_bystander_stop(stale);
-    f->s.bystander = 0;
+    f->bystander = 0;
     xlreaper_ctx_free(ctx);
 }
 
@@ -721,7 +700,7 @@ static void test_stale_refused(void **state)
 static void test_stale_zombie_refused(void **state)
 {
     fixture *f = *state;
-    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->s.dir, BASE, NULL);
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
     xlrt_probe p;
     int status;
     pid_t z = fork();
@@ -760,7 +739,7 @@ static void stale_dm(void *arg)
 static void test_stale_reaped(void **state)
 {
     fixture *f = *state;
-    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->s.dir, BASE, "reap_stale = 1\n");
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, "reap_stale = 1\n");
     pid_t nursery =
         xlrt_nursery_start(stale_dm, (void *)(uintptr_t)(BASE + 26));
     xlrt_probe p;
@@ -786,9 +765,9 @@ static void test_stale_reaped(void **state)
 static void test_lock_held_blocks_spawn(void **state)
 {
     fixture *f = *state;
-    xlreaper_ctx *holder = xlrt_spawn_ctx(f->s.dir, BASE, NULL);
+    xlreaper_ctx *holder = xlrt_spawn_ctx(f->dir, BASE, NULL);
     xlreaper_ctx *ctx =
-        xlrt_spawn_ctx(f->s.dir, BASE, "lock_timeout_ms = 100\n");
+        xlrt_spawn_ctx(f->dir, BASE, "lock_timeout_ms = 100\n");
     xlreaper_lock *lock;
     xlrt_probe p;
 
@@ -805,7 +784,7 @@ static void test_lock_held_blocks_spawn(void **state)
 
 int main(void)
 {
-#define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)
+#define T(t) cmocka_unit_test_setup_teardown(t, xlrt_sfix_new, xlrt_sfix_free)
     const struct CMUnitTest tests[] = {
         T(test_exec_mode_ids),
         T(test_signals_reset),

@@ -258,20 +258,8 @@ static bool dispatch(xlrd *d)
     if (d->census.phase != XLRD_SWEEP_IDLE)
         return xlrd_sweep_step(d, &d->census) || true;
     if (d->census_pending && can_list(d)) {
-        bool start =
-            d->full_sweep_pending && d->periodic.phase == XLRD_SWEEP_IDLE;
-
         d->census_pending = false;
-        /* The start sweep begins with the same /proc census.  One is
-         * pending at every start (xenstored fires each watch once when
-         * it is set): run first, it reaped, as "census", what the start
-         * sweep is there to find, and the start sweep said it found
-         * nothing.  Not yet begun, the start sweep stands for it; once
-         * under way (seconds), a release has a census of its own. */
-        if (start)
-            xlrd_sweep_begin(d, &d->periodic, XLRD_SWEEP_FULL);
-        else
-            xlrd_sweep_begin(d, &d->census, XLRD_SWEEP_CENSUS);
+        xlrd_sweep_begin(d, &d->census, XLRD_SWEEP_CENSUS);
         return true;
     }
     if (d->periodic.phase != XLRD_SWEEP_IDLE)

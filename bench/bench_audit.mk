@@ -6,7 +6,7 @@
 #                      other in the same run; BENCH_AUDIT_REPS audits each
 #                      (default 100: a p99 of its own, not the max).
 BENCH_AUDIT_BIN := $(BUILD)/bench/bench_audit
-BENCH_AUDIT_BASE ?= 4b6ce26
+BENCH_AUDIT_BASE ?= b73c629
 BENCH_AUDIT_OLD := $(BUILD)/bench-audit-base
 BENCH_AUDIT_REPS ?= 100
 

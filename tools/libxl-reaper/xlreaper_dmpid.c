@@ -99,9 +99,9 @@ int xlreaper__parse_stat_starttime(const char *text, size_t len,
     return p < end && (*p == ' ' || *p == '\n') ? 0 : -1;
 }
 
-int xlreaper__proc_starttime(pid_t pid, unsigned long long *start_r)
+ssize_t xlreaper__proc_stat(pid_t pid, char *buf, size_t size)
 {
-    char path[64], buf[1024];
+    char path[64];
     ssize_t n;
     int fd;
 
@@ -109,8 +109,19 @@ int xlreaper__proc_starttime(pid_t pid, unsigned long long *start_r)
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    n = xlreaper__read_all(fd, buf, sizeof(buf));
+    n = xlreaper__read_all(fd, buf, size - 1);
     xlreaper__close_keep_errno(fd);
+    if (n < 0)
+        return -1;
+    buf[n] = '\0';
+    return n;
+}
+
+int xlreaper__proc_starttime(pid_t pid, unsigned long long *start_r)
+{
+    char buf[1024];
+    ssize_t n = xlreaper__proc_stat(pid, buf, sizeof(buf));
+
     if (n <= 0)
         return -1;
     if (xlreaper__parse_stat_starttime(buf, (size_t)n, start_r)) {

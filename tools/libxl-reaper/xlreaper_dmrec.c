@@ -437,21 +437,13 @@ out:
  * zombie is dead: its parent has not looked yet). */
 static bool still_runs(pid_t pid, unsigned long long start)
 {
-    char path[64], buf[1024];
+    char buf[1024];
     unsigned long long got;
+    ssize_t n = xlreaper__proc_stat(pid, buf, sizeof(buf));
     const char *p;
-    ssize_t n;
-    int fd;
 
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    n = xlreaper__read_all(fd, buf, sizeof(buf) - 1);
-    close(fd);
     if (n <= 0)
         return false;
-    buf[n] = '\0';
     p = memrchr(buf, ')', (size_t)n);
     if (!p || p + 2 >= buf + n || p[2] == 'Z' || p[2] == 'X')
         return false;

@@ -537,6 +537,8 @@ _hidden void xlreaper__close_keep_errno(int fd);
  * (not NUL-terminated).  0, or -1 when it is malformed. */
 _hidden int xlreaper__parse_stat_starttime(const char *text, size_t len,
                                            unsigned long long *start_r);
+/* /proc/PID/stat into buf, NUL-terminated: its length, or -1. */
+_hidden ssize_t xlreaper__proc_stat(pid_t pid, char *buf, size_t size);
 /* Field 22 of /proc/<pid>/stat, the start time in clock ticks.  0 or -1
  * with errno. */
 _hidden int xlreaper__proc_starttime(pid_t pid, unsigned long long *start_r);

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
- * test_facts.c - the facts the comments rely on are in the tree.
+ * test_facts.c - what the tree promises about itself holds.
  *
  * A comment that leans on a measured fact cites it as "docs/facts.md
  * F<n>"; the fact must be there, under a heading "## F<n>.", with a way
  * to measure it again.  No file cites the notes the facts were first
- * collected in, which are not part of the repository.  Reads the source
- * tree (the current directory) only.
+ * collected in, which are not part of the repository.  And every source
+ * file (C, make, shell, any script with a #! line) names its licence in
+ * an SPDX line near its top, as debian/copyright says it does: a file
+ * without one could not move into libxl.  Reads the source tree (the
+ * current directory) only.
  */
 #include <ctype.h>
 #include <fcntl.h>
@@ -31,8 +34,11 @@ static struct {
     bool measurable[MAX_FACTS];
     char problems[8192];
     size_t len;
-    unsigned cited, files;
+    unsigned cited, files, sources;
 } S;
+
+#define SPDX "SPDX-License-Identifier: LGPL-2.1-only"
+#define SPDX_LINES 3
 
 /* n < 0: no fact number to add to what. */
 static void problem(const char *path, const char *what, long n)
@@ -124,6 +130,40 @@ static void check_citations(const char *path, const char *text)
     }
 }
 
+/* A source by its name, or a script by its first bytes. */
+static bool is_source(const char *base, const char *text)
+{
+    static const char *const exts[] = {
+        ".c", ".h", ".mk", ".sh", ".pl", ".py"
+    };
+    size_t n = strlen(base);
+
+    if (!strcmp(base, "Makefile") || !strncmp(text, "#!", 2))
+        return true;
+    for (size_t i = 0; i < sizeof(exts) / sizeof(exts[0]); i++) {
+        size_t e = strlen(exts[i]);
+
+        if (n > e && !strcmp(base + n - e, exts[i]))
+            return true;
+    }
+    return false;
+}
+
+/* The SPDX line within the first SPDX_LINES lines. */
+static void check_licence(const char *path, const char *text)
+{
+    const char *end = text;
+
+    for (unsigned i = 0; i < SPDX_LINES && end; i++) {
+        end = strchr(end, '\n');
+        end = end ? end + 1 : NULL;
+    }
+    S.sources++;
+    if (!memmem(text, end ? (size_t)(end - text) : strlen(text), SPDX,
+                strlen(SPDX)))
+        problem(path, "has no \"" SPDX "\" line at its top", -1);
+}
+
 static int visit(const char *path, const struct stat *st, int type,
                  struct FTW *ftw)
 {
@@ -131,8 +171,9 @@ static int visit(const char *path, const struct stat *st, int type,
     char *text;
 
     (void)st;
+    /* Fuzzing corpora are data, whatever their first bytes. */
     if (type == FTW_D && (!strcmp(base, ".git") || !strcmp(base, "build") ||
-                          !strcmp(base, "images")))
+                          !strcmp(base, "images") || !strcmp(base, "corpus")))
         return FTW_SKIP_SUBTREE;
     if (type != FTW_F)
         return FTW_CONTINUE;
@@ -143,6 +184,8 @@ static int visit(const char *path, const struct stat *st, int type,
     if (strstr(text, outside))
         problem(path, "cites a file outside the repository", -1);
     check_citations(path, text);
+    if (is_source(base, text))
+        check_licence(path, text);
     free(text);
     return FTW_CONTINUE;
 }
@@ -162,10 +205,11 @@ static void test_facts_in_tree(void **state)
     for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++)
         assert_int_equal(nftw(roots[i], visit, 16,
                               FTW_PHYS | FTW_ACTIONRETVAL), 0);
-    print_message("note: %u files read, %u citations of facts\n", S.files,
-                  S.cited);
+    print_message("note: %u files read, %u citations of facts, %u sources\n",
+                  S.files, S.cited, S.sources);
     assert_true(S.files > 100);
     assert_true(S.cited > 0);
+    assert_true(S.sources > 100);
     if (S.len)
         fail_msg("problems:\n%s", S.problems);
 }

@@ -2,9 +2,16 @@
 /*
  * test_proc_status.c - parsing /proc/<pid>/status: what a real task
  * shows, zombies, pending SIGKILL, a DM's hostile name, and malformed
- * text; and the start time in /proc/<pid>/stat.
+ * text; the one reader of a status file and the one walk over /proc
+ * (xlreaper__proc_read_status, xlreaper__proc_walk), on this process
+ * and on a /proc made of files; and the start time in /proc/<pid>/stat.
  */
+#include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "xlr_test.h"
 #include "xlreaper_internal.h"
@@ -156,6 +163,186 @@ static void test_number_cut_at_length(void **state)
     assert_int_equal(t.fsuid, 131);
 }
 
+/* ---------- the reader and the walk ---------- */
+
+/* A status of a task in a fake /proc: uid, threads, and pad bytes of
+ * filler between PPid: and Uid: (a long line, as many groups make). */
+static void fake_status(const char *dir, const char *rel, unsigned uid,
+                        unsigned threads, size_t pad)
+{
+    char path[512], head[256], tail[256];
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    assert_int_equal(mkdir(path, 0755), 0);
+    snprintf(path, sizeof(path), "%s/%s/status", dir, rel);
+    f = fopen(path, "w");
+    assert_non_null(f);
+    snprintf(head, sizeof(head),
+             "Name:\tfake\nState:\tS (sleeping)\nTgid:\t7\nPid:\t7\n"
+             "PPid:\t1\n");
+    snprintf(tail, sizeof(tail), "Uid:\t%u\t%u\t%u\t%u\nThreads:\t%u\n", uid,
+             uid, uid, uid, threads);
+    fputs(head, f);
+    if (pad) {
+        fputs("Groups:\t", f);
+        for (size_t i = 0; i < pad; i++)
+            fputc(i % 2 ? ' ' : '9', f);
+        fputc('\n', f);
+    }
+    fputs(tail, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The pad that makes fake_status exactly len bytes long. */
+static size_t pad_for(size_t len, unsigned uid, unsigned threads)
+{
+    char tail[256];
+    size_t fixed = strlen("Name:\tfake\nState:\tS (sleeping)\nTgid:\t7\n"
+                          "Pid:\t7\nPPid:\t1\nGroups:\t\n");
+
+    snprintf(tail, sizeof(tail), "Uid:\t%u\t%u\t%u\t%u\nThreads:\t%u\n", uid,
+             uid, uid, uid, threads);
+    return len - fixed - strlen(tail);
+}
+
+static void test_read_own_status(void **state)
+{
+    xlreaper__proc_status st;
+    char rel[32];
+    int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    (void)state;
+
+    assert_true(procfd >= 0);
+    snprintf(rel, sizeof(rel), "%ld", (long)getpid());
+    assert_int_equal(xlreaper__proc_read_status(procfd, rel, &st), 1);
+    assert_int_equal(st.t.tgid, getpid());
+    assert_int_equal(st.t.ruid, getuid());
+    assert_int_equal(st.threads, 1);
+    assert_int_equal(st.len, strlen(st.text));
+    /* A task that is gone is 0, not an error. */
+    assert_int_equal(xlreaper__proc_read_status(procfd, "0", &st), 0);
+    close(procfd);
+}
+
+/* A status that fills the buffer exactly is read whole; one byte more
+ * is an error, not a text cut before its Uid: line. */
+static void test_read_too_long(void **state)
+{
+    char *dir = xlrt_tmpdir();
+    xlreaper__proc_status st;
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    (void)state;
+
+    assert_true(dfd >= 0);
+    fake_status(dir, "10", 200123, 1,
+                pad_for(XLREAPER__STATUS_MAX, 200123, 1));
+    fake_status(dir, "11", 200123, 1,
+                pad_for(XLREAPER__STATUS_MAX + 1, 200123, 1));
+    assert_int_equal(xlreaper__proc_read_status(dfd, "10", &st), 1);
+    assert_int_equal(st.len, XLREAPER__STATUS_MAX);
+    assert_int_equal(st.t.ruid, 200123);
+    assert_int_equal(xlreaper__proc_read_status(dfd, "11", &st),
+                     XLREAPER__ERROR_TOO_LONG);
+    close(dfd);
+    xlrt_tmpdir_remove(dir);
+}
+
+typedef struct {
+    char seen[8][32];
+    unsigned num;
+    const char *stop_at; /* a rel whose visit ends the walk */
+} walk_log;
+
+static int log_visit(void *arg, int procfd, const char *rel,
+                     const xlreaper__proc_status *st)
+{
+    walk_log *l = arg;
+
+    (void)procfd;
+    assert_true(l->num < 8);
+    snprintf(l->seen[l->num++], sizeof(l->seen[0]), "%s:%u", rel,
+             (unsigned)st->t.ruid);
+    return l->stop_at && !strcmp(rel, l->stop_at) ? XLREAPER__PROC_STOP : 0;
+}
+
+static bool skip_30(void *arg, int procfd, const char *pid)
+{
+    (void)arg;
+    (void)procfd;
+    return !strcmp(pid, "30");
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+static int walk_fake(const char *dir, xlreaper__proc_walker *wk)
+{
+    xlreaper_ctx *ctx = NULL;
+    int dfd, rc;
+    DIR *d;
+
+    assert_int_equal(xlreaper_ctx_alloc(&ctx, xlrt_capture_logger()), 0);
+    dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    assert_true(dfd >= 0);
+    d = opendir(dir);
+    assert_non_null(d);
+    rc = xlreaper__proc_walk(ctx, dfd, d, wk);
+    closedir(d);
+    close(dfd);
+    xlreaper_ctx_free(ctx);
+    return rc;
+}
+
+/* A single-threaded process is its leader; a multi-threaded one is each
+ * of its threads; what is not a pid, or skipped, is not read. */
+static void test_walk(void **state)
+{
+    char *dir = xlrt_tmpdir();
+    walk_log l = { .num = 0 };
+    xlreaper__proc_walker wk = { .skip_pid = skip_30,
+                                 .visit = log_visit,
+                                 .arg = &l };
+    char path[512];
+    (void)state;
+
+    fake_status(dir, "10", 200101, 1, 0);
+    fake_status(dir, "20", 200102, 2, 0);
+    snprintf(path, sizeof(path), "%s/20/task", dir);
+    assert_int_equal(mkdir(path, 0755), 0);
+    fake_status(dir, "20/task/20", 200102, 2, 0);
+    fake_status(dir, "20/task/21", 200103, 2, 0);
+    fake_status(dir, "30", 200104, 1, 0);
+    fake_status(dir, "self", 200105, 1, 0);
+    assert_int_equal(walk_fake(dir, &wk), 0);
+    qsort(l.seen, l.num, sizeof(l.seen[0]), cmp_str);
+    assert_int_equal(l.num, 3);
+    assert_string_equal(l.seen[0], "10:200101");
+    assert_string_equal(l.seen[1], "20/task/20:200102");
+    assert_string_equal(l.seen[2], "20/task/21:200103");
+
+    /* A visit may end the walk: no error, nothing after it. */
+    l.num = 0;
+    l.stop_at = "10";
+    wk.skip_pid = NULL;
+    fake_status(dir, "9", 200106, 1, 0);
+    assert_int_equal(walk_fake(dir, &wk), 0);
+    assert_true(l.num >= 1);
+    assert_string_equal(l.seen[l.num - 1], "10:200101");
+
+    /* A thread's status too long to read fails the walk. */
+    l.num = 0;
+    l.stop_at = NULL;
+    fake_status(dir, "20/task/22", 200107, 2,
+                pad_for(XLREAPER__STATUS_MAX + 1, 200107, 2));
+    xlrt_capture_reset();
+    assert_int_equal(walk_fake(dir, &wk), XLREAPER_ERROR_FAIL);
+    assert_logged("/proc/20: a status longer than 8192 bytes");
+    xlrt_tmpdir_remove(dir);
+}
+
 /* /proc/PID/stat's start time, for the runas window's record. */
 static void test_stat_starttime(void **state)
 {
@@ -201,6 +388,9 @@ int main(void)
         cmocka_unit_test(test_malformed),
         cmocka_unit_test(test_respects_length),
         cmocka_unit_test(test_number_cut_at_length),
+        cmocka_unit_test(test_read_own_status),
+        cmocka_unit_test(test_read_too_long),
+        cmocka_unit_test(test_walk),
         cmocka_unit_test(test_stat_starttime),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

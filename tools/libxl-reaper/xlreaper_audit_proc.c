@@ -21,8 +21,6 @@
  * Linux since namespaces got inodes (3.8). */
 #define PROC_PID_INIT_INO 0xEFFFFFFCu
 
-#define STATUS_MAX 8192
-
 void xlreaper__audit_tasks_dispose(xlreaper__audit_tasks *l)
 {
     free(l->tasks);
@@ -66,19 +64,12 @@ int xlreaper__audit_parse_ulong(const char *s, size_t len, unsigned long max,
     return 0;
 }
 
-int xlreaper__audit_parse_status(const char *text, size_t len,
-                                 xlreaper__audit_task *at)
+/* What the audit reads in a status past xlreaper__parse_status's. */
+static int parse_status_more(const char *text, size_t len,
+                             xlreaper__audit_task *at)
 {
     const char *end = text + len, *p, *eol;
     unsigned long long v[4];
-    unsigned threads;
-    int rc;
-
-    memset(at, 0, sizeof(*at));
-    rc = xlreaper__parse_status(text, len, &at->t, &threads);
-    if (rc)
-        return rc;
-    at->threads = threads;
 
     if (!(p = xlreaper__status_field(text, end, "Gid", &eol)) ||
         xlreaper__parse_numbers(p, eol, 10, v, 4))
@@ -133,6 +124,20 @@ int xlreaper__audit_parse_status(const char *text, size_t len,
         }
     }
     return 0;
+}
+
+int xlreaper__audit_parse_status(const char *text, size_t len,
+                                 xlreaper__audit_task *at)
+{
+    unsigned threads;
+    int rc;
+
+    memset(at, 0, sizeof(*at));
+    rc = xlreaper__parse_status(text, len, &at->t, &threads);
+    if (rc)
+        return rc;
+    at->threads = threads;
+    return parse_status_more(text, len, at);
 }
 
 int xlreaper__audit_parse_forks_line(const char *line, uint64_t *forks_r)
@@ -447,6 +452,11 @@ bool xlreaper__audit_watched(const xlreaper__audit_watch *w, uid_t uid)
            (w->shared != XLREAPER_AUDIT_NO_UID && uid == w->shared);
 }
 
+typedef struct {
+    const xlreaper__audit_watch *w;
+    xlreaper__audit_tasks *out;
+} pass_arg;
+
 static bool task_watched(const xlreaper__audit_watch *w,
                          const xlreaper_task *t)
 {
@@ -456,87 +466,38 @@ static bool task_watched(const xlreaper__audit_watch *w,
            xlreaper__audit_watched(w, t->fsuid);
 }
 
-/* Reads and parses dirfd/rel/status; 1 if it parsed, 0 if gone. */
-static int read_status_at(int dirfd, const char *rel, xlreaper__audit_task *at)
+static int pass_visit(void *arg, int procfd, const char *rel,
+                      const xlreaper__proc_status *st)
 {
-    char path[320], buf[STATUS_MAX];
-    ssize_t r;
-    int fd;
+    pass_arg *pa = arg;
+    xlreaper__audit_task at;
 
-    snprintf(path, sizeof(path), "%s/status", rel);
-    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
+    (void)procfd;
+    (void)rel;
+    if (!task_watched(pa->w, &st->t))
         return 0;
-    r = xlreaper__read_all(fd, buf, sizeof(buf));
-    close(fd);
-    if (r <= 0)
+    memset(&at, 0, sizeof(at));
+    at.t = st->t;
+    at.threads = st->threads;
+    if (parse_status_more(st->text, st->len, &at))
         return 0;
-    return xlreaper__audit_parse_status(buf, (size_t)r, at) == 0;
-}
-
-static int pass_threads(int procfd, const char *pid,
-                        const xlreaper__audit_watch *w,
-                        xlreaper__audit_tasks *out)
-{
-    char rel[300];
-    struct dirent *de;
-    int fd, rc = 0;
-    DIR *d;
-
-    snprintf(rel, sizeof(rel), "%s/task", pid);
-    fd = openat(procfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return 0;
-    }
-    while ((de = readdir(d))) {
-        xlreaper__audit_task at;
-        char trel[600];
-
-        if (!isdigit((unsigned char)de->d_name[0]))
-            continue;
-        snprintf(trel, sizeof(trel), "%s/task/%s", pid, de->d_name);
-        if (!read_status_at(procfd, trel, &at) || !task_watched(w, &at.t))
-            continue;
-        rc = tasks_add(out, &at);
-        if (rc)
-            break;
-    }
-    closedir(d);
-    return rc;
+    return tasks_add(pa->out, &at);
 }
 
 int xlreaper__audit_pass(xlreaper_ctx *ctx, const xlreaper__audit_watch *w,
                          xlreaper__audit_tasks *out)
 {
-    struct dirent *de;
-    int procfd, rc = 0;
+    pass_arg pa = { .w = w, .out = out };
+    xlreaper__proc_walker wk = { .visit = pass_visit, .arg = &pa };
+    int procfd, rc;
     DIR *d;
 
     rc = xlreaper__proc_open(ctx, &procfd, &d);
     if (rc)
         return rc;
-    while ((de = readdir(d))) {
-        xlreaper__audit_task at;
-
-        if (!isdigit((unsigned char)de->d_name[0]))
-            continue;
-        if (!read_status_at(procfd, de->d_name, &at))
-            continue;
-        /* Every thread has its own credentials: a thread of a root
-         * process may sit under a DM uid, and the other way round. */
-        if (at.threads > 1)
-            rc = pass_threads(procfd, de->d_name, w, out);
-        else if (task_watched(w, &at.t))
-            rc = tasks_add(out, &at);
-        if (rc) {
-            LOG(ERROR, "out of memory listing the tasks of the uid range");
-            break;
-        }
-    }
+    rc = xlreaper__proc_walk(ctx, procfd, d, &wk);
+    if (rc == XLREAPER_ERROR_NOMEM)
+        LOG(ERROR, "out of memory listing the tasks of the uid range");
     closedir(d);
     close(procfd);
     return rc;

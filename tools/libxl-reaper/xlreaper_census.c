@@ -21,7 +21,6 @@
  * 200 of 200 passes.  Several racers, or other forking on the host,
  * share the samples; the kernel census below leaves nothing to chance.
  */
-#include <ctype.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -68,54 +67,16 @@ static void count_task(census *c, const xlreaper_task *t)
     }
 }
 
-/* Reads dirfd/rel/status; 1 if it parsed, 0 if the task is gone. */
-static int read_status(int dirfd, const char *rel, xlreaper_task *t,
-                       unsigned *threads_r)
+static int count_visit(void *arg, int procfd, const char *rel,
+                       const xlreaper__proc_status *st)
 {
-    char path[300], buf[4096];
-    ssize_t r;
-    int fd;
+    census *c = arg;
 
-    snprintf(path, sizeof(path), "%s/status", rel);
-    fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    if (fd < 0)
-        return 0;
-    r = xlreaper__read_all(fd, buf, sizeof(buf));
-    close(fd);
-    if (r <= 0)
-        return 0;
-    return xlreaper__parse_status(buf, (size_t)r, t, threads_r) == 0;
-}
-
-/* A thread may hold credentials of its own (a raw setresuid is per
- * thread), so a multi-threaded process is counted thread by thread. */
-static void count_threads(census *c, int procfd, const char *pid)
-{
-    char rel[300];
-    struct dirent *de;
-    DIR *d;
-    int fd;
-
-    snprintf(rel, sizeof(rel), "%s/task", pid);
-    fd = openat(procfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    d = fdopendir(fd);
-    if (!d) {
-        close(fd);
-        return;
-    }
-    while ((de = readdir(d))) {
-        xlreaper_task t;
-        unsigned threads;
-
-        if (isdigit((unsigned char)de->d_name[0]) &&
-            read_status(dirfd(d), de->d_name, &t, &threads)) {
-            c->tasks++;
-            count_task(c, &t);
-        }
-    }
-    closedir(d);
+    (void)procfd;
+    (void)rel;
+    c->tasks++;
+    count_task(c, &st->t);
+    return 0;
 }
 
 /* The last pid the kernel allocated (the last field of loadavg). */
@@ -139,8 +100,10 @@ static long last_pid(int procfd)
 
 #define LAST_PID_SAMPLES 16
 
-static void sample_newest(census *c, int procfd)
+static int sample_newest(census *c, int procfd)
 {
+    int rc;
+
     for (unsigned i = 0; i < LAST_PID_SAMPLES; i++) {
         long pid = last_pid(procfd);
 
@@ -148,21 +111,24 @@ static void sample_newest(census *c, int procfd)
          * moments ago: a racer's previous generation. */
         for (long p = pid; p > 0 && p > pid - 2; p--) {
             char rel[24];
-            xlreaper_task t;
-            unsigned threads;
+            xlreaper__proc_status st;
 
             snprintf(rel, sizeof(rel), "%ld", p);
-            if (read_status(procfd, rel, &t, &threads))
-                count_task(c, &t);
+            rc = xlreaper__proc_read_status(procfd, rel, &st);
+            if (rc < 0)
+                return rc;
+            if (rc)
+                count_task(c, &st.t);
         }
     }
+    return 0;
 }
 
 int xlreaper_census(xlreaper_ctx *ctx, xlreaper_census_entry *counts,
                     unsigned *tasks_r)
 {
     census c = { .cfg = ctx->cfg, .counts = counts };
-    struct dirent *de;
+    xlreaper__proc_walker wk = { .visit = count_visit, .arg = &c };
     int procfd, rc;
     DIR *d;
 
@@ -173,25 +139,16 @@ int xlreaper_census(xlreaper_ctx *ctx, xlreaper_census_entry *counts,
     rc = xlreaper__proc_open(ctx, &procfd, &d);
     if (rc)
         return rc;
-    while ((de = readdir(d))) {
-        xlreaper_task t;
-        unsigned threads;
-
-        if (!isdigit((unsigned char)de->d_name[0]) ||
-            !read_status(procfd, de->d_name, &t, &threads))
-            continue;
-        if (threads <= 1) {
-            c.tasks++;
-            count_task(&c, &t);
-        } else
-            count_threads(&c, procfd, de->d_name);
-    }
+    rc = xlreaper__proc_walk(ctx, procfd, d, &wk);
     closedir(d);
-    sample_newest(&c, procfd);
+    if (!rc && sample_newest(&c, procfd) == XLREAPER__ERROR_TOO_LONG) {
+        LOG(ERROR, "/proc: the newest task's status is too long to read");
+        rc = XLREAPER_ERROR_FAIL;
+    }
     close(procfd);
     if (tasks_r)
         *tasks_r = c.tasks;
-    return 0;
+    return rc;
 }
 
 /* ---------- the kernel's own census ---------- */

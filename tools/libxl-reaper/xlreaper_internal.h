@@ -465,6 +465,55 @@ _hidden int xlreaper__parse_numbers(const char *p, const char *end, int base,
 _hidden int xlreaper__parse_status(const char *text, size_t len,
                                    xlreaper_task *t, unsigned *threads_r);
 
+/*
+ * The most of /proc/<pid>/status read: a task shows about 1.4 KiB
+ * (1397 bytes in 59 lines on Linux 6.18); what makes it longer is a
+ * Groups: line of many supplementary groups or a Cpus_allowed: mask of
+ * thousands of CPUs, neither of which a DM can give itself (setgroups
+ * needs CAP_SETGID over the host's gids).  A status that does not fit is an
+ * error, never a cut text: cut, it loses Threads: and SigPnd: (so a
+ * multi-threaded process would pass for its leader), or at a smaller
+ * size the Uid: line that says whose the task is.
+ */
+#define XLREAPER__STATUS_MAX 8192
+#define XLREAPER__ERROR_TOO_LONG -101
+
+/* One task's status, read and parsed. */
+typedef struct {
+    char text[XLREAPER__STATUS_MAX + 1]; /* NUL-terminated */
+    size_t len;
+    xlreaper_task t;
+    unsigned threads; /* the thread group's size */
+} xlreaper__proc_status;
+
+/* Reads and parses dirfd/rel/status: 1 if it parsed; 0 if the task is
+ * gone or its text does not parse; XLREAPER__ERROR_TOO_LONG if it is
+ * longer than XLREAPER__STATUS_MAX. */
+_hidden int xlreaper__proc_read_status(int dirfd, const char *rel,
+                                       xlreaper__proc_status *st);
+
+/* Returned by a visit to end the walk early, without an error. */
+#define XLREAPER__PROC_STOP 1
+
+/* What a walk over /proc does with each task. */
+typedef struct xlreaper__proc_walker xlreaper__proc_walker;
+struct xlreaper__proc_walker {
+    /* If not NULL: true to pass over /proc/<pid> before reading it. */
+    bool (*skip_pid)(void *arg, int procfd, const char *pid);
+    /* A task read: rel is "<pid>" (a single-threaded process) or
+     * "<pid>/task/<tid>", relative to procfd.  0 to go on. */
+    int (*visit)(void *arg, int procfd, const char *rel,
+                 const xlreaper__proc_status *st);
+    void *arg;
+};
+
+/* Visits every task in /proc (d and procfd from xlreaper__proc_open)
+ * that can be read: the leader of a single-threaded process, each
+ * thread of a multi-threaded one.  0; the first error a visit returns;
+ * or _FAIL (logged) for a status too long to be read whole. */
+_hidden int xlreaper__proc_walk(xlreaper_ctx *ctx, int procfd, DIR *d,
+                                xlreaper__proc_walker *wk);
+
 _hidden int xlreaper__task_list_add(xlreaper_task_list *list,
                                     const xlreaper_task *t);
 

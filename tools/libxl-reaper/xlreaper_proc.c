@@ -239,19 +239,91 @@ static void read_wchan(int dirfd, const char *rel, xlreaper_task *t)
     }
 }
 
-/* Reads one task's status at dirfd/rel; 1 if it parsed, 0 if gone. */
-static int read_task(int dirfd, const char *rel, xlreaper_task *t,
-                     unsigned *threads_r)
+int xlreaper__proc_read_status(int dirfd, const char *rel,
+                               xlreaper__proc_status *st)
 {
-    char path[320], buf[8192];
+    char path[320];
     ssize_t r;
 
     snprintf(path, sizeof(path), "%s/status", rel);
-    r = read_at(dirfd, path, buf, sizeof(buf) - 1);
+    /* One byte more than fits: a read that fills the buffer was cut. */
+    r = read_at(dirfd, path, st->text, sizeof(st->text));
     if (r <= 0)
         return 0;
-    buf[r] = '\0'; /* so that no number is read past the text */
-    return xlreaper__parse_status(buf, (size_t)r, t, threads_r) == 0;
+    if ((size_t)r == sizeof(st->text))
+        return XLREAPER__ERROR_TOO_LONG;
+    st->text[r] = '\0'; /* so that no number is read past the text */
+    st->len = (size_t)r;
+    return xlreaper__parse_status(st->text, st->len, &st->t, &st->threads) ==
+           0;
+}
+
+/* Visits every thread of pid that can be read. */
+static int walk_threads(xlreaper__proc_walker *wk, int procfd, const char *pid)
+{
+    char rel[300];
+    int fd, rc = 0;
+    DIR *d;
+    struct dirent *de;
+
+    snprintf(rel, sizeof(rel), "%s/task", pid);
+    fd = openat(procfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return 0; /* gone */
+    d = fdopendir(fd);
+    if (!d) {
+        xlreaper__close_keep_errno(fd);
+        return 0;
+    }
+    while (!rc && (de = readdir(d))) {
+        xlreaper__proc_status st;
+        char trel[600];
+
+        if (!isdigit((unsigned char)de->d_name[0]))
+            continue;
+        snprintf(trel, sizeof(trel), "%s/task/%s", pid, de->d_name);
+        rc = xlreaper__proc_read_status(procfd, trel, &st);
+        if (rc == 1)
+            rc = wk->visit(wk->arg, procfd, trel, &st);
+    }
+    closedir(d);
+    return rc;
+}
+
+int xlreaper__proc_walk(xlreaper_ctx *ctx, int procfd, DIR *d,
+                        xlreaper__proc_walker *wk)
+{
+    struct dirent *de;
+    int rc = 0;
+
+    rewinddir(d);
+    while (!rc && (de = readdir(d))) {
+        xlreaper__proc_status st;
+
+        if (!isdigit((unsigned char)de->d_name[0]))
+            continue;
+        if (wk->skip_pid && wk->skip_pid(wk->arg, procfd, de->d_name))
+            continue;
+        rc = xlreaper__proc_read_status(procfd, de->d_name, &st);
+        if (rc != 1)
+            continue;
+        /* Every thread has its own credentials (a raw setresuid is per
+         * thread), so a multi-threaded process is read thread by
+         * thread; a single-threaded one is its leader, and after a kill
+         * no thread can be added meanwhile. */
+        if (st.threads <= 1)
+            rc = wk->visit(wk->arg, procfd, de->d_name, &st);
+        else
+            rc = walk_threads(wk, procfd, de->d_name);
+        if (rc == XLREAPER__ERROR_TOO_LONG) {
+            LOG(ERROR,
+                "/proc/%s: a status longer than %zu bytes: its task "
+                "cannot be checked",
+                de->d_name, sizeof(st.text) - 1);
+            rc = XLREAPER_ERROR_FAIL;
+        }
+    }
+    return rc == XLREAPER__PROC_STOP ? 0 : rc;
 }
 
 /* The uids one pass looks for, and the list each one's tasks go to:
@@ -283,52 +355,10 @@ static int add_if_ours(int dirfd, const char *rel, const xlreaper_task *t,
     return 0;
 }
 
-/* Calls fn(arg, procfd, "pid/task/tid", task) for every thread of pid
- * that can be read; stops at the first non-zero return. */
-static int each_thread(int procfd, const char *pid,
-                       int (*fn)(void *arg, int procfd, const char *rel,
-                                 const xlreaper_task *t),
-                       void *arg)
+static int want_task(void *arg, int procfd, const char *rel,
+                     const xlreaper__proc_status *st)
 {
-    char rel[300];
-    int fd, rc = 0;
-    DIR *d;
-    struct dirent *de;
-
-    snprintf(rel, sizeof(rel), "%s/task", pid);
-    fd = openat(procfd, rel, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd < 0)
-        return 0; /* gone */
-    d = fdopendir(fd);
-    if (!d) {
-        xlreaper__close_keep_errno(fd);
-        return 0;
-    }
-    while (!rc && (de = readdir(d))) {
-        xlreaper_task t;
-        unsigned threads;
-        char trel[600];
-
-        if (!isdigit((unsigned char)de->d_name[0]))
-            continue;
-        snprintf(trel, sizeof(trel), "%s/task/%s", pid, de->d_name);
-        if (read_task(procfd, trel, &t, &threads))
-            rc = fn(arg, procfd, trel, &t);
-    }
-    closedir(d);
-    return rc;
-}
-
-static int want_thread(void *arg, int procfd, const char *rel,
-                       const xlreaper_task *t)
-{
-    return add_if_ours(procfd, rel, t, arg);
-}
-
-/* All threads of process pid other than what the leader already said. */
-static int scan_threads(int procfd, const char *pid, const scan_want *w)
-{
-    return each_thread(procfd, pid, want_thread, (void *)w);
+    return add_if_ours(procfd, rel, &st->t, arg);
 }
 
 int xlreaper__proc_open(xlreaper_ctx *ctx, int *procfd_r, DIR **dir_r)
@@ -357,33 +387,17 @@ int xlreaper__proc_open(xlreaper_ctx *ctx, int *procfd_r, DIR **dir_r)
 
 static int scan(xlreaper_ctx *ctx, const scan_want *w)
 {
-    int procfd, rc = 0;
+    xlreaper__proc_walker wk = { .visit = want_task, .arg = (void *)w };
+    int procfd, rc;
     DIR *d;
-    struct dirent *de;
 
     rc = xlreaper__proc_open(ctx, &procfd, &d);
     if (rc)
         return rc;
-    while ((de = readdir(d))) {
-        xlreaper_task t;
-        unsigned threads;
-
-        if (!isdigit((unsigned char)de->d_name[0]))
-            continue;
-        if (!read_task(procfd, de->d_name, &t, &threads))
-            continue;
-        /* A single-threaded process is its leader; no need to list
-         * task/.  After the kill no thread can be added meanwhile. */
-        if (threads <= 1)
-            rc = add_if_ours(procfd, de->d_name, &t, w);
-        else
-            rc = scan_threads(procfd, de->d_name, w);
-        if (rc) {
-            LOG(ERROR, "out of memory listing the tasks of uid %lu",
-                (unsigned long)w->uid[0]);
-            break;
-        }
-    }
+    rc = xlreaper__proc_walk(ctx, procfd, d, &wk);
+    if (rc == XLREAPER_ERROR_NOMEM)
+        LOG(ERROR, "out of memory listing the tasks of uid %lu",
+            (unsigned long)w->uid[0]);
     closedir(d);
     close(procfd);
     return rc;
@@ -437,24 +451,35 @@ typedef struct {
     unsigned long expect, found; /* found: tasks of real uid uid */
     xlreaper_task_list *list;
     unsigned long seen; /* every task read, for the total */
+    bool prefilter;
 } after_scan;
 
-static int after_add(after_scan *a, int dirfd, const char *rel,
-                     const xlreaper_task *t)
+/* The owner of /proc/PID is the leader's euid: a speed-up that misses
+ * what differs (a thread of its own uid, an euid that is not the real
+ * uid), so a shortfall forces the full pass. */
+static bool after_skip(void *arg, int procfd, const char *pid)
 {
-    scan_want w = { .uid = { a->uid }, .list = { a->list }, .num = 1 };
+    const after_scan *a = arg;
+    struct stat st;
 
-    a->seen++;
-    if (!task_has_uid(t, a->uid))
-        return 0;
-    a->found += t->ruid == a->uid;
-    return add_if_ours(dirfd, rel, t, &w);
+    return fstatat(procfd, pid, &st, 0) < 0 || st.st_uid != a->uid;
 }
 
-static int after_thread(void *arg, int procfd, const char *rel,
-                        const xlreaper_task *t)
+static int after_add(void *arg, int procfd, const char *rel,
+                     const xlreaper__proc_status *st)
 {
-    return after_add(arg, procfd, rel, t);
+    after_scan *a = arg;
+    scan_want w = { .uid = { a->uid }, .list = { a->list }, .num = 1 };
+    int rc;
+
+    a->seen++;
+    if (!task_has_uid(&st->t, a->uid))
+        return 0;
+    a->found += st->t.ruid == a->uid;
+    rc = add_if_ours(procfd, rel, &st->t, &w);
+    if (!rc && a->prefilter && a->found >= a->expect)
+        rc = XLREAPER__PROC_STOP;
+    return rc;
 }
 
 /* One pass; with prefilter only over /proc/PID owned by uid, stopping
@@ -462,33 +487,16 @@ static int after_thread(void *arg, int procfd, const char *rel,
 static int after_pass(xlreaper_ctx *ctx, after_scan *a, bool prefilter,
                       int procfd, DIR *d)
 {
-    struct dirent *de;
-    int rc = 0;
+    xlreaper__proc_walker wk = {
+        .skip_pid = prefilter ? after_skip : NULL,
+        .visit = after_add,
+        .arg = a,
+    };
+    int rc;
 
-    rewinddir(d);
-    while (!rc && (de = readdir(d))) {
-        xlreaper_task t;
-        unsigned threads;
-        struct stat st;
-
-        if (!isdigit((unsigned char)de->d_name[0]))
-            continue;
-        /* The owner of /proc/PID is the leader's euid: a speed-up that
-         * misses what differs (a thread of its own uid, an euid that is
-         * not the real uid), so a shortfall forces the full pass. */
-        if (prefilter &&
-            (fstatat(procfd, de->d_name, &st, 0) < 0 || st.st_uid != a->uid))
-            continue;
-        if (!read_task(procfd, de->d_name, &t, &threads))
-            continue;
-        if (threads <= 1)
-            rc = after_add(a, procfd, de->d_name, &t);
-        else
-            rc = each_thread(procfd, de->d_name, after_thread, a);
-        if (prefilter && a->found >= a->expect)
-            break;
-    }
-    if (rc)
+    a->prefilter = prefilter;
+    rc = xlreaper__proc_walk(ctx, procfd, d, &wk);
+    if (rc == XLREAPER_ERROR_NOMEM)
         LOG(ERROR, "out of memory listing the tasks of uid %lu",
             (unsigned long)a->uid);
     return rc;

@@ -125,24 +125,27 @@ bool xlreaper__audit_late(const audit *a)
 static int merge_live(audit *a, const xlreaper__audit_live *l)
 {
     xlreaper_audit_result *res = a->res;
-    uint32_t *n;
 
-    n = realloc(res->live, (res->num_live + l->num + 1) * sizeof(*n));
-    if (!n)
-        return XLREAPER_ERROR_NOMEM;
-    res->live = n;
-    /* gcc 12's -fanalyzer loses the realloc'd array once it is stored in
+    /* gcc 12's -fanalyzer loses the grown array once it is stored in
      * a->res->live (freed by xlreaper_audit_result_dispose) and calls it
      * a leak here and where list_live calls this: a false positive. */
 #ifndef __clang__ /* gcc's analyzer only */
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wanalyzer-malloc-leak"
 #endif
-    for (unsigned i = 0; i < l->num; i++)
-        if (!is_live(a, l->domids[i])) {
-            res->live[res->num_live++] = l->domids[i];
-            qsort(res->live, res->num_live, sizeof(uint32_t), cmp_u32);
-        }
+    for (unsigned i = 0; i < l->num; i++) {
+        uint32_t *n;
+
+        if (is_live(a, l->domids[i]))
+            continue;
+        n = xlreaper__grow(res->live, res->num_live, &a->live_cap, sizeof(*n),
+                           16);
+        if (!n)
+            return XLREAPER_ERROR_NOMEM;
+        res->live = n;
+        res->live[res->num_live++] = l->domids[i];
+        qsort(res->live, res->num_live, sizeof(uint32_t), cmp_u32);
+    }
 #ifndef __clang__
 #pragma GCC diagnostic pop
 #endif
@@ -557,7 +560,13 @@ int xlreaper__audit_run(xlreaper_ctx *ctx, const xlreaper_audit_opts *opts,
                         xlreaper_audit_result *res)
 {
     audit a = {
-        .ctx = ctx, .cfg = ctx->cfg, .opts = opts, .h = h, .res = res
+        .ctx = ctx,
+        .cfg = ctx->cfg,
+        .opts = opts,
+        .h = h,
+        .res = res,
+        /* What res->live holds is room enough to start with. */
+        .live_cap = res->num_live,
     };
     unsigned n = sizeof(checks) / sizeof(checks[0]);
     int rc;

@@ -408,21 +408,11 @@ static int take(xlreaper__facts *fc, const frame *f, const char *text)
         break;
     case K_THREAD: {
         xlreaper__audit_task at;
-        xlreaper__audit_tasks *l = &fc->threads;
 
         /* A thread that ended since the listing has no status. */
         if (f->err || xlreaper__audit_parse_status(text, f->len, &at))
             break;
-        if (l->num == l->cap) {
-            unsigned ncap = l->cap ? l->cap * 2 : 16;
-            xlreaper__audit_task *n = realloc(l->tasks, ncap * sizeof(*n));
-            if (!n)
-                return XLREAPER_ERROR_NOMEM;
-            l->tasks = n;
-            l->cap = ncap;
-        }
-        l->tasks[l->num++] = at;
-        break;
+        return xlreaper__audit_tasks_add(&fc->threads, &at);
     }
     case K_THREADS_END:
         fc->threads_err = f->err;
@@ -451,7 +441,7 @@ static int take(xlreaper__facts *fc, const frame *f, const char *text)
         break;
     case K_FD: {
         xlreaper__facts_fd *n =
-            realloc(fc->xenfds, (fc->nxen + 1) * sizeof(*n));
+            xlreaper__grow(fc->xenfds, fc->nxen, &fc->xencap, sizeof(*n), 4);
         xlreaper__facts_fd *d;
 
         if (!n)

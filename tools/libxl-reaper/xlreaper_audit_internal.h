@@ -90,6 +90,9 @@ typedef struct {
 } xlreaper__audit_tasks;
 
 _hidden void xlreaper__audit_tasks_dispose(xlreaper__audit_tasks *l);
+/* Appends a copy of t.  0 or _NOMEM. */
+_hidden int xlreaper__audit_tasks_add(xlreaper__audit_tasks *l,
+                                      const xlreaper__audit_task *t);
 
 /* Parses /proc/<pid>[/task/<tid>]/status.  0, or _INVAL when a field
  * the audit needs is missing or malformed. */
@@ -315,7 +318,7 @@ typedef struct {
         ino_t ino;
     } link[XLREAPER__LINKS];
     xlreaper__facts_fd *xenfds; /* descriptors open to a Xen node */
-    unsigned nxen;
+    unsigned nxen, xencap;
     unsigned nfds; /* descriptors listed */
     bool fds_done;
     int fds_err;
@@ -393,6 +396,7 @@ typedef struct {
     const xlreaper_audit_opts *opts;
     const xlreaper__audit_hooks *h;
     xlreaper_audit_result *res;
+    unsigned live_cap; /* room in res->live */
     xlreaper__audit_watch w;
     bool live_known;
     xlreaper__audit_tasks tasks;   /* the last (quiet, if any) pass */

@@ -28,16 +28,15 @@ void xlreaper__audit_tasks_dispose(xlreaper__audit_tasks *l)
     l->num = l->cap = 0;
 }
 
-static int tasks_add(xlreaper__audit_tasks *l, const xlreaper__audit_task *t)
+int xlreaper__audit_tasks_add(xlreaper__audit_tasks *l,
+                              const xlreaper__audit_task *t)
 {
-    if (l->num == l->cap) {
-        unsigned ncap = l->cap ? l->cap * 2 : 32;
-        xlreaper__audit_task *n = realloc(l->tasks, ncap * sizeof(*n));
-        if (!n)
-            return XLREAPER_ERROR_NOMEM;
-        l->tasks = n;
-        l->cap = ncap;
-    }
+    xlreaper__audit_task *n =
+        xlreaper__grow(l->tasks, l->num, &l->cap, sizeof(*n), 32);
+
+    if (!n)
+        return XLREAPER_ERROR_NOMEM;
+    l->tasks = n;
     l->tasks[l->num++] = *t;
     return 0;
 }
@@ -481,7 +480,7 @@ static int pass_visit(void *arg, int procfd, const char *rel,
     at.threads = st->threads;
     if (parse_status_more(st->text, st->len, &at))
         return 0;
-    return tasks_add(pa->out, &at);
+    return xlreaper__audit_tasks_add(pa->out, &at);
 }
 
 int xlreaper__audit_pass(xlreaper_ctx *ctx, const xlreaper__audit_watch *w,

@@ -125,17 +125,14 @@ static bool has_opt(const char *opts, const char *opt)
 static int add_mount(mount_set *s, const char *path, dev_t dev, bool root,
                      bool walk)
 {
-    if (s->num == s->cap) {
-        unsigned ncap = s->cap ? s->cap * 2 : 32;
-        fs_mount *n = realloc(s->m, ncap * sizeof(*n));
-        if (!n)
-            return XLREAPER_ERROR_NOMEM;
-        s->m = n;
-        s->cap = ncap;
-    }
+    fs_mount *n = xlreaper__grow(s->m, s->num, &s->cap, sizeof(*n), 32);
+
+    if (!n)
+        return XLREAPER_ERROR_NOMEM;
+    s->m = n;
     s->m[s->num].path = strdup(path);
     /* gcc 12's -fanalyzer loses the strdup'd path once it is stored in
-     * the realloc'd s->m (freed with the set) and calls it a leak here:
+     * the grown s->m (freed with the set) and calls it a leak here:
      * a false positive, as in xlreaper_audit.c's merge_live. */
 #ifndef __clang__ /* gcc's analyzer only */
 #pragma GCC diagnostic push

@@ -59,24 +59,6 @@ void xlreaper__report_pipe_close(xlreaper__report_pipe *p)
     p->rfd = p->wfd = -1;
 }
 
-int xlreaper__report_read(xlreaper_ctx *ctx, int rfd,
-                          xlreaper__child_report *rep)
-{
-    ssize_t r = xlreaper__read_all(rfd, (char *)rep, sizeof(*rep));
-
-    if (r < 0) {
-        LOGE(ERROR, "reading a child's report");
-        return XLREAPER_ERROR_FAIL;
-    }
-    if (r == 0)
-        return 0;
-    if ((size_t)r != sizeof(*rep)) {
-        LOG(ERROR, "a child's report was cut short (%zd bytes)", r);
-        return XLREAPER_ERROR_FAIL;
-    }
-    return 1;
-}
-
 int xlreaper__close_from(unsigned lo, unsigned hi)
 {
     int r = xlreaper__close_from_raw(lo, hi);

@@ -169,6 +169,7 @@ xlreaper__cfg_each_value(const char *text, size_t len,
  * _exit or execve the child only calls async-signal-safe functions, and
  * a failing step writes one record to a CLOEXEC pipe.  EOF with no record
  * means the child reached its end (execve succeeded, or it _exited).
+ * The parent reads it only within a bounded wait (xlreaper__wait_report).
  */
 typedef struct {
     int step;  /* caller's own step numbers, > 0 */
@@ -186,10 +187,6 @@ _hidden void xlreaper__report_pipe_close(xlreaper__report_pipe *p);
 /* Child side: writes the record and _exit(127)s. */
 _hidden void xlreaper__child_fail(int wfd, int step, int err, long detail)
     __attribute__((noreturn));
-/* Parent side, after closing wfd: 1 if a record came, 0 on EOF, or an
- * error. */
-_hidden int xlreaper__report_read(xlreaper_ctx *ctx, int rfd,
-                                  xlreaper__child_report *rep);
 
 /* How a bounded wait for a child ended (xlreaper_wait.c). */
 typedef enum {

@@ -343,6 +343,39 @@ static void test_walk(void **state)
     xlrt_tmpdir_remove(dir);
 }
 
+/* Where a task waits comes from wchan alone, never its kernel stack
+ * (whose read can wait on the task): "0" and no file say nothing. */
+static void test_wchan_only(void **state)
+{
+    char *dir = xlrt_tmpdir();
+    char buf[32];
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    char *f;
+    (void)state;
+
+    assert_true(dfd >= 0);
+    assert_int_equal(mkdirat(dfd, "5", 0755), 0);
+    f = xlrt_write_file(dir, "5/stack",
+                        "[<0>] request_wait_answer+0x1d8/0x280\n");
+    free(f);
+    xlreaper__read_wchan(dfd, "5", buf, sizeof(buf));
+    assert_string_equal(buf, ""); /* no wchan file */
+    f = xlrt_write_file(dir, "5/wchan", "0");
+    free(f);
+    xlreaper__read_wchan(dfd, "5", buf, sizeof(buf));
+    assert_string_equal(buf, "");
+    f = xlrt_write_file(dir, "5/wchan", "fuse_\x1b[2Jwait");
+    free(f);
+    xlreaper__read_wchan(dfd, "5", buf, sizeof(buf));
+    assert_string_equal(buf, "fuse_?[2Jwait");
+    f = xlrt_write_file(dir, "5/wchan", "a_kernel_function_of_a_long_name");
+    free(f);
+    xlreaper__read_wchan(dfd, "5", buf, 8);
+    assert_string_equal(buf, "a_kerne");
+    close(dfd);
+    xlrt_tmpdir_remove(dir);
+}
+
 /* /proc/PID/stat's start time, for the runas window's record. */
 static void test_stat_starttime(void **state)
 {
@@ -391,6 +424,7 @@ int main(void)
         cmocka_unit_test(test_read_own_status),
         cmocka_unit_test(test_read_too_long),
         cmocka_unit_test(test_walk),
+        cmocka_unit_test(test_wchan_only),
         cmocka_unit_test(test_stat_starttime),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -225,32 +225,17 @@ static bool bucket_has_real(const audit *a, uid_t uid)
     return false;
 }
 
-/*
- * Where tid sleeps, printable, into buf ("?" when it cannot be read).
- * /proc/PID/wchan takes no lock the task can hold (not its mmap lock,
- * not its exec lock, unlike cmdline or stack): read here, like the
- * pass's status files.
- */
+/* Where tid sleeps, printable, into buf ("?" when it cannot be read):
+ * read here, like the pass's status files (xlreaper__read_wchan takes no
+ * lock the task can hold). */
 static void read_wchan(pid_t tid, char *buf, size_t size)
 {
-    char path[64];
-    ssize_t n = -1;
-    int fd;
+    char rel[64];
 
-    snprintf(path, sizeof(path), "/proc/%ld/wchan", (long)tid);
-    fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd >= 0) {
-        n = xlreaper__read_all(fd, buf, size - 1);
-        close(fd);
-    }
-    if (n <= 0 || (n == 1 && buf[0] == '0')) {
+    snprintf(rel, sizeof(rel), "/proc/%ld", (long)tid);
+    xlreaper__read_wchan(AT_FDCWD, rel, buf, size);
+    if (!buf[0])
         snprintf(buf, size, "?");
-        return;
-    }
-    buf[n] = '\0';
-    for (char *p = buf; *p; p++)
-        if (*p < 0x20 || *p > 0x7e)
-            *p = '?';
 }
 
 /*

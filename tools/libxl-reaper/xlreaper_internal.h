@@ -489,6 +489,17 @@ typedef struct {
 _hidden int xlreaper__proc_read_status(int dirfd, const char *rel,
                                        xlreaper__proc_status *st);
 
+/*
+ * Where a task sleeps, the kernel's name for it, printable, into buf:
+ * dirfd/rel/wchan, or "" when it cannot be read or the kernel names
+ * none ("0").  Only wchan: reading it takes no lock the task can hold,
+ * where /proc/PID/stack takes the task's exec_update_lock (a task held
+ * in an execve holds it: the read would wait on the task) and needs
+ * CAP_SYS_ADMIN, and cmdline takes its mmap lock.
+ */
+_hidden void xlreaper__read_wchan(int dirfd, const char *rel, char *buf,
+                                  size_t size);
+
 /* Returned by a visit to end the walk early, without an error. */
 #define XLREAPER__PROC_STOP 1
 

@@ -194,49 +194,19 @@ static ssize_t read_at(int dirfd, const char *name, char *buf, size_t max)
     return r;
 }
 
-/*
- * Where a task in D state waits, its cause: wchan, or where the kernel
- * gives no wchan ("0": no kallsyms for this reader, or a wait it does
- * not name) the first frame of its kernel stack that is not the
- * scheduler's ("[<0>] request_wait_answer+0x1d8/0x280" gives
- * "request_wait_answer").  Both are root's to read.
- */
-static void read_wchan(int dirfd, const char *rel, xlreaper_task *t)
+void xlreaper__read_wchan(int dirfd, const char *rel, char *buf, size_t size)
 {
-    char path[320], stack[2048];
-    const char *line, *end;
+    char path[320];
     ssize_t r;
 
     snprintf(path, sizeof(path), "%s/wchan", rel);
-    r = read_at(dirfd, path, t->wchan, sizeof(t->wchan) - 1);
-    t->wchan[r > 0 ? r : 0] = '\0';
-    if (t->wchan[0] && strcmp(t->wchan, "0"))
-        return;
-    t->wchan[0] = '\0';
-    snprintf(path, sizeof(path), "%s/stack", rel);
-    r = read_at(dirfd, path, stack, sizeof(stack) - 1);
-    if (r <= 0)
-        return;
-    stack[r] = '\0';
-    for (line = stack; *line; line = end + (*end == '\n')) {
-        const char *sym = strchr(line, ']');
-        size_t n;
-
-        end = line + strcspn(line, "\n");
-        if (!sym || sym > end)
-            continue;
-        sym += strspn(sym + 1, " ") + 1;
-        n = strcspn(sym, "+ \n");
-        if (!n || (size_t)(end - sym) < n || strstr(sym, "schedule") == sym ||
-            !strncmp(sym, "__schedule", 10) ||
-            !strncmp(sym, "io_schedule", 11))
-            continue;
-        if (n >= sizeof(t->wchan))
-            n = sizeof(t->wchan) - 1;
-        memcpy(t->wchan, sym, n);
-        t->wchan[n] = '\0';
-        return;
-    }
+    r = read_at(dirfd, path, buf, size - 1);
+    buf[r > 0 ? r : 0] = '\0';
+    if (!strcmp(buf, "0"))
+        buf[0] = '\0';
+    for (char *p = buf; *p; p++)
+        if (*p < 0x20 || *p > 0x7e)
+            *p = '?';
 }
 
 int xlreaper__proc_read_status(int dirfd, const char *rel,
@@ -345,7 +315,7 @@ static int add_if_ours(int dirfd, const char *rel, const xlreaper_task *t,
         if (!task_has_uid(t, w->uid[i]))
             continue;
         if (copy.state == 'D' && !wchan) {
-            read_wchan(dirfd, rel, &copy);
+            xlreaper__read_wchan(dirfd, rel, copy.wchan, sizeof(copy.wchan));
             wchan = true;
         }
         rc = xlreaper__task_list_add(w->list[i], &copy);

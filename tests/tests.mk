@@ -25,7 +25,8 @@ $(foreach s,$(TEST_SUITE_SRCS),$(eval $(call test_suite_rule,$(s))))
 
 # Test programs are static where they stand in for a DM, so that they run
 # the same in a chroot; they need nothing but libc.
-$(BUILD)/tests/progs/%: tests/progs/%.c | $(DEPS_STAMP)
+$(BUILD)/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h) \
+		| $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARN) -static -pthread \
 		-o $@ $< $(LDFLAGS)

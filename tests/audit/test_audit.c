@@ -333,42 +333,21 @@ static pid_t start_dm(fx *f, const dm_spec *s)
  * left a zombie until the fixture waits for it. */
 static pid_t start_task(fx *f, uid_t uid, bool zombie)
 {
-    int p[2];
-    char ok = 0;
+    siginfo_t si;
     pid_t pid;
 
-    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    if (!zombie) {
+        pid = xlrt_bystander_start(uid);
+        f->procs[f->nprocs++] = pid;
+        return pid;
+    }
     pid = fork();
     assert_true(pid >= 0);
-    if (pid == 0) {
-        close(p[0]);
-        if (syscall(SYS_setgroups, 0, NULL) ||
-            syscall(SYS_setresgid, uid, uid, uid) ||
-            syscall(SYS_setresuid, uid, uid, uid))
-            _exit(1);
-        if (zombie)
-            _exit(0);
-        /* After setresuid, which clears it. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        /* Only now is it a task of uid: an audit started before this
-         * would see it change uid under its feet. */
-        if (write(p[1], "k", 1) != 1)
-            _exit(1);
-        for (;;)
-            pause();
-    }
-    close(p[1]);
+    if (pid == 0)
+        _exit(xlrt_become(uid, uid) < 0);
     f->procs[f->nprocs++] = pid;
-    if (!zombie) {
-        assert_int_equal(read(p[0], &ok, 1), 1);
-        assert_int_equal(ok, 'k');
-    }
-    close(p[0]);
-    if (zombie) {
-        siginfo_t si;
-        /* Wait until it is a zombie, without reaping it. */
-        assert_int_equal(waitid(P_PID, pid, &si, WEXITED | WNOWAIT), 0);
-    }
+    /* Wait until it is a zombie, without reaping it. */
+    assert_int_equal(waitid(P_PID, pid, &si, WEXITED | WNOWAIT), 0);
     return pid;
 }
 
@@ -457,6 +436,19 @@ static void expect_only_failures(const xlreaper_audit_result *res,
 #define SKIP XLREAPER_AUDIT_SKIP
 #define UNKNOWN XLREAPER_AUDIT_UNKNOWN
 
+/* Runs the audit: check fails for domid, saying why, and no other check
+ * fails.  The result. */
+static const xlreaper_audit_result *fails_only(fx *f, const char *check,
+                                               uint32_t domid, const char *why)
+{
+    const char *const fails[] = { check, NULL };
+    const xlreaper_audit_result *res = run(f, 0);
+
+    expect(res, check, domid, FAIL, why);
+    expect_only_failures(res, fails);
+    return res;
+}
+
 /* ---------- a clean host ---------- */
 
 static void test_clean_passes(void **state)
@@ -503,28 +495,21 @@ static void test_clean_passes(void **state)
 static void test_wrong_gid(void **state)
 {
     fx *f = *state;
-    static const char *const fails[] = { "ids", NULL };
     const xlreaper_audit_result *res;
 
     start_dm(f, &(dm_spec){ .domid = LIVE, .gid = BASE + LIVE + 1 });
-    res = run(f, 0);
-    expect(res, "ids", LIVE, FAIL,
-           "gids 6000004 6000004 6000004 6000004 (real, effective, saved, "
-           "fs); want uid 6000003, gid 6000003");
-    expect_only_failures(res, fails);
+    res = fails_only(f, "ids", LIVE,
+                     "gids 6000004 6000004 6000004 6000004 (real, effective, "
+                     "saved, fs); want uid 6000003, gid 6000003");
     assert_int_equal(xlreaper_audit_verdict(res), FAIL);
 }
 
 static void test_supplementary_group(void **state)
 {
     fx *f = *state;
-    static const char *const fails[] = { "groups", NULL };
-    const xlreaper_audit_result *res;
 
     start_dm(f, &(dm_spec){ .domid = LIVE, .group = 27 });
-    res = run(f, 0);
-    expect(res, "groups", LIVE, FAIL, "has 1 supplementary group: 27");
-    expect_only_failures(res, fails);
+    fails_only(f, "groups", LIVE, "has 1 supplementary group: 27");
 }
 
 /* QEMU's -runas leaves the DM its own gid as its one group: a pass.
@@ -543,13 +528,9 @@ static void test_own_gid_as_group(void **state)
 static void test_no_new_privs(void **state)
 {
     fx *f = *state;
-    static const char *const fails[] = { "no_new_privs", NULL };
-    const xlreaper_audit_result *res;
 
     start_dm(f, &(dm_spec){ .domid = LIVE, .no_nnp = true });
-    res = run(f, 0);
-    expect(res, "no_new_privs", LIVE, FAIL, "NoNewPrivs is 0");
-    expect_only_failures(res, fails);
+    fails_only(f, "no_new_privs", LIVE, "NoNewPrivs is 0");
 }
 
 /* A DM in a user namespace of its own is root there: it could mount
@@ -557,8 +538,6 @@ static void test_no_new_privs(void **state)
 static void test_user_namespace(void **state)
 {
     fx *f = *state;
-    static const char *const fails[] = { "userns", NULL };
-    const xlreaper_audit_result *res;
     pid_t pid = fork();
     int status;
 
@@ -574,32 +553,23 @@ static void test_user_namespace(void **state)
         skip();
     }
     start_dm(f, &(dm_spec){ .domid = LIVE, .userns = true });
-    res = run(f, 0);
-    expect(res, "userns", LIVE, FAIL, "not the host's");
-    expect_only_failures(res, fails);
+    fails_only(f, "userns", LIVE, "not the host's");
 }
 
 static void test_capability_kept(void **state)
 {
     fx *f = *state;
-    static const char *const fails[] = { "caps", NULL };
-    const xlreaper_audit_result *res;
 
     start_dm(f, &(dm_spec){ .domid = LIVE, .ambient_cap = true });
-    res = run(f, 0);
     /* CAP_NET_BIND_SERVICE is bit 10: 0x400. */
-    expect(res, "caps", LIVE, FAIL,
-           "holds capabilities: permitted 0x400, effective 0x400, ambient "
-           "0x400");
-    expect_only_failures(res, fails);
+    fails_only(f, "caps", LIVE,
+               "holds capabilities: permitted 0x400, effective 0x400, ambient "
+               "0x400");
 }
 
 static void test_nproc_unlimited(void **state)
 {
     fx *f = *state;
-    static const char *const fails[] = { "rlimits", NULL };
-    const xlreaper_audit_result *res;
-
     struct rlimit host;
     char want[128];
 
@@ -609,7 +579,6 @@ static void test_nproc_unlimited(void **state)
     assert_int_equal(getrlimit(RLIMIT_NPROC, &host), 0);
     assert_true(host.rlim_max > 64);
     start_dm(f, &(dm_spec){ .domid = LIVE, .nproc = host.rlim_max });
-    res = run(f, 0);
     if (host.rlim_max == RLIM_INFINITY)
         snprintf(want, sizeof(want),
                  "NPROC soft unlimited hard unlimited "
@@ -619,15 +588,13 @@ static void test_nproc_unlimited(void **state)
                  "NPROC soft %llu hard %llu (want at most 64, nproc_limit)",
                  (unsigned long long)host.rlim_max,
                  (unsigned long long)host.rlim_max);
-    expect(res, "rlimits", LIVE, FAIL, want);
-    expect_only_failures(res, fails);
+    fails_only(f, "rlimits", LIVE, want);
 }
 
 /* A limit the config carries (the spawn helper fills rlimits[]). */
 static void test_configured_limit(void **state)
 {
     fx *f = *state;
-    static const char *const fails[] = { "rlimits", NULL };
     xlreaper_config *cfg = f->ctx->cfg;
     const xlreaper_audit_result *res;
 
@@ -639,10 +606,8 @@ static void test_configured_limit(void **state)
     stop_procs(f);
 
     start_dm(f, &(dm_spec){ .domid = LIVE, .nofile = 1024 });
-    res = run(f, 0);
-    expect(res, "rlimits", LIVE, FAIL,
-           "NOFILE soft 1024 hard 1024 (want at most 64, nofile_limit)");
-    expect_only_failures(res, fails);
+    fails_only(f, "rlimits", LIVE,
+               "NOFILE soft 1024 hard 1024 (want at most 64, nofile_limit)");
 }
 
 /* Root's record of domid's DM pid: argv (NULL ended), its root. */
@@ -799,7 +764,6 @@ static void test_xen_descriptors(void **state)
 static void test_chroot(void **state)
 {
     fx *f = *state;
-    static const char *const fails[] = { "chroot", NULL };
     const xlreaper_audit_result *res;
     char *root;
 
@@ -815,9 +779,7 @@ static void test_chroot(void **state)
     stop_procs(f);
 
     start_dm(f, &(dm_spec){ .domid = LIVE });
-    res = run(f, 0);
-    expect(res, "chroot", LIVE, FAIL, "root is /, not ");
-    expect_only_failures(res, fails);
+    fails_only(f, "chroot", LIVE, "root is /, not ");
     free(root);
 }
 

@@ -291,3 +291,85 @@ bool xlrt_has_line(const char *text, const char *line)
     }
     return false;
 }
+
+void xlrt_expect_attempts(const char *out, const xlrt_attempt *a, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char line[96];
+
+        snprintf(line, sizeof(line), "%s=%s", a[i].name, a[i].want);
+        if (!xlrt_has_line(out, line))
+            fail_msg("the DM's report lacks \"%s\"; it has:\n%s", line, out);
+    }
+}
+
+static int exit_code(int status)
+{
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+char *xlrt_spawn_cli_report(const xlrt_sfix *f, unsigned domid,
+                            const char *prog)
+{
+    char cli[4096], dom[16];
+    char *out = NULL, *err = NULL;
+    int status;
+
+    snprintf(cli, sizeof(cli), "%s/bin/xl-reaper", xlrt_build_dir());
+    snprintf(dom, sizeof(dom), "%u", domid);
+    char *argv[] = { cli, "--config", f->conf,      "spawn",
+                     dom, "--",       (char *)prog, NULL };
+    status = xlrt_run(argv, &out, &err);
+    if (exit_code(status) != 0)
+        fail_msg("spawn exit %d; stderr:\n%s\nstdout:\n%s", exit_code(status),
+                 err, out);
+    free(err);
+    return out;
+}
+
+int xlrt_runas_wrapper(xlrt_sfix *f, unsigned long base, const char *qemu,
+                       unsigned domid, const char *const *extra, char **out_r,
+                       char **err_r)
+{
+    char wrapper[4096], ids[64], dom[16];
+    char *argv[16], *out = NULL, *err = NULL;
+    int n = 0, status;
+
+    xlrt_sfix_conf(f, base, qemu, "uid_switch = \"runas\"\n");
+    snprintf(wrapper, sizeof(wrapper), "%s/libexec/qemu-dm-restrict",
+             xlrt_build_dir());
+    snprintf(dom, sizeof(dom), "%u", domid);
+    snprintf(ids, sizeof(ids), "%lu:%lu", base + domid, base + domid);
+    argv[n++] = wrapper;
+    argv[n++] = "-xen-domid";
+    argv[n++] = dom;
+    argv[n++] = "-runas";
+    argv[n++] = ids;
+    for (; extra && *extra && n < 15; extra++)
+        argv[n++] = (char *)*extra;
+    argv[n] = NULL;
+    assert_int_equal(setenv("XL_REAPER_CONFIG", f->conf, 1), 0);
+    status = xlrt_run(argv, &out, &err);
+    unsetenv("XL_REAPER_CONFIG");
+    if (out_r)
+        *out_r = out;
+    else
+        free(out);
+    if (err_r)
+        *err_r = err;
+    else
+        free(err);
+    return exit_code(status);
+}
+
+char *xlrt_runas_report(xlrt_sfix *f, unsigned long base, const char *qemu,
+                        unsigned domid)
+{
+    char *out = NULL, *err = NULL;
+    int code = xlrt_runas_wrapper(f, base, qemu, domid, NULL, &out, &err);
+
+    if (code != 0)
+        fail_msg("wrapper exit %d; stderr:\n%s\nstdout:\n%s", code, err, out);
+    free(err);
+    return out;
+}

@@ -77,4 +77,32 @@ int xlrt_limit(pid_t pid, const char *name, uint64_t *soft, uint64_t *hard);
 /* 1 when text has a line equal to line. */
 bool xlrt_has_line(const char *text, const char *line);
 
+/* ---------- a DM program that reports what it tried ---------- */
+
+/* One line "name=want" (an errno name, or "0") of such a report. */
+typedef struct {
+    const char *name, *want;
+} xlrt_attempt;
+
+/* Fails unless out has each of the n attempts' lines. */
+void xlrt_expect_attempts(const char *out, const xlrt_attempt *a, size_t n);
+
+/* `xl-reaper --config f->conf spawn DOMID -- prog`, exec mode: fails
+ * unless it exits 0; its stdout, the DM's report (malloc'd). */
+char *xlrt_spawn_cli_report(const xlrt_sfix *f, unsigned domid,
+                            const char *prog);
+
+/*
+ * qemu-dm-restrict -xen-domid DOMID -runas U:U (U = base + domid) and
+ * then extra (may be NULL), in runas mode (f->conf rewritten so, with
+ * qemu_path = qemu).  Its exit code; its stdout and stderr (malloc'd)
+ * in *out_r and *err_r (each may be NULL: then freed here).
+ */
+int xlrt_runas_wrapper(xlrt_sfix *f, unsigned long base, const char *qemu,
+                       unsigned domid, const char *const *extra, char **out_r,
+                       char **err_r);
+/* That, with no extra: fails unless it exits 0; its stdout. */
+char *xlrt_runas_report(xlrt_sfix *f, unsigned long base, const char *qemu,
+                        unsigned domid);
+
 #endif /* XLRT_SPAWN_H */

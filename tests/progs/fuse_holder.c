@@ -31,6 +31,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fuse_init.h"
+
 #define MAX_UIDS 256
 #define BUFSZ (1u << 20)
 
@@ -47,24 +49,11 @@ static void serve_one(int fd)
 {
     ssize_t r = read(fd, buf, sizeof(buf));
     const struct fuse_in_header *in = (const void *)buf;
-    struct {
-        struct fuse_out_header h;
-        struct fuse_init_out o;
-    } rep;
-    const struct fuse_init_in *ii;
+    fuse_init_reply rep;
 
     if (r < (ssize_t)sizeof(*in) || in->opcode != FUSE_INIT)
         return;
-    ii = (const void *)(buf + sizeof(*in));
-    memset(&rep, 0, sizeof(rep));
-    rep.h.len = sizeof(rep);
-    rep.h.unique = in->unique;
-    rep.o.major = FUSE_KERNEL_VERSION;
-    rep.o.minor = ii->minor < FUSE_KERNEL_MINOR_VERSION
-                      ? ii->minor
-                      : FUSE_KERNEL_MINOR_VERSION;
-    rep.o.max_readahead = ii->max_readahead;
-    rep.o.max_write = 4096;
+    fuse_init_answer(in, &rep);
     if (write(fd, &rep, sizeof(rep)) < 0)
         die("INIT reply");
 }

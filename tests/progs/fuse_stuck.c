@@ -48,6 +48,8 @@
 
 #include <linux/fuse.h>
 
+#include "fuse_init.h"
+
 static int dev_fd = -1;
 static const char *mnt;
 
@@ -85,25 +87,13 @@ static void answer_init(void)
 {
     static char buf[FUSE_MIN_READ_BUFFER + 65536];
     struct fuse_in_header *in = read_request(buf, sizeof(buf));
-    struct fuse_init_in *ii = (struct fuse_init_in *)(in + 1);
-    struct {
-        struct fuse_out_header h;
-        struct fuse_init_out o;
-    } out;
+    fuse_init_reply out;
 
     if (in->opcode != FUSE_INIT)
         cannot("first request is not FUSE_INIT");
-    memset(&out, 0, sizeof(out));
-    out.h.len = sizeof(out);
-    out.h.unique = in->unique;
-    out.o.major = FUSE_KERNEL_VERSION;
-    out.o.minor = ii->minor < FUSE_KERNEL_MINOR_VERSION
-                      ? ii->minor
-                      : FUSE_KERNEL_MINOR_VERSION;
-    out.o.max_readahead = ii->max_readahead;
+    fuse_init_answer(in, &out);
     out.o.max_background = 16;
     out.o.congestion_threshold = 12;
-    out.o.max_write = 4096;
     out.o.time_gran = 1;
     if (write(dev_fd, &out, sizeof(out)) != (ssize_t)sizeof(out))
         cannot("answer FUSE_INIT");

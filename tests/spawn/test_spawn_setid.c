@@ -79,9 +79,7 @@ static int teardown(void **state)
     return 0;
 }
 
-static const struct {
-    const char *name, *want;
-} attempts[] = {
+static const xlrt_attempt attempts[] = {
     { "chmod-suid", "EPERM" },
     { "chmod-sgid", "EPERM" },
     { "fchmod-suid", "EPERM" },
@@ -99,17 +97,7 @@ static const struct {
     { "plain", "0" },
 };
 
-static void expect_attempts(const char *out)
-{
-    for (size_t i = 0; i < sizeof(attempts) / sizeof(attempts[0]); i++) {
-        char line[96];
-
-        snprintf(line, sizeof(line), "%s=%s", attempts[i].name,
-                 attempts[i].want);
-        if (!xlrt_has_line(out, line))
-            fail_msg("the DM's report lacks \"%s\"; it has:\n%s", line, out);
-    }
-}
+#define NUM_ATTEMPTS (sizeof(attempts) / sizeof(attempts[0]))
 
 /*
  * What the DM left in the drop directory, read by us: no file with a
@@ -123,7 +111,7 @@ static void expect_no_setid_left(const fixture *f, uid_t owner)
     char path[4200];
     struct stat st;
 
-    for (size_t i = 0; i < sizeof(attempts) / sizeof(attempts[0]); i++) {
+    for (size_t i = 0; i < NUM_ATTEMPTS; i++) {
         snprintf(path, sizeof(path), "%s/%s", f->drop, attempts[i].name);
         if (lstat(path, &st) < 0) {
             assert_int_equal(errno, ENOENT);
@@ -143,31 +131,16 @@ static void expect_no_setid_left(const fixture *f, uid_t owner)
     assert_int_equal(st.st_mode & 07777, 0700);
 }
 
-static int exit_code(int status)
-{
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 /* Exec mode, the built-in default: `xl-reaper spawn` execs the DM in
  * place under domid 5's uid. */
 static void test_exec_mode_dm_cannot_plant(void **state)
 {
     fixture *f = *state;
-    char cli[4096];
-    char *out = NULL, *err = NULL;
-    int status;
+    char *out = xlrt_spawn_cli_report(&f->s, 5, f->planter);
 
-    snprintf(cli, sizeof(cli), "%s/bin/xl-reaper", xlrt_build_dir());
-    char *argv[] = { cli, "--config", f->s.conf,  "spawn",
-                     "5", "--",       f->planter, NULL };
-    status = xlrt_run(argv, &out, &err);
-    if (exit_code(status) != 0)
-        fail_msg("spawn exit %d; stderr:\n%s\nstdout:\n%s", exit_code(status),
-                 err, out);
-    expect_attempts(out);
+    xlrt_expect_attempts(out, attempts, NUM_ATTEMPTS);
     expect_no_setid_left(f, (uid_t)(BASE + 5));
     free(out);
-    free(err);
 }
 
 /* Runas mode: QEMU is root when it execs; the filter binds it from
@@ -175,25 +148,11 @@ static void test_exec_mode_dm_cannot_plant(void **state)
 static void test_runas_mode_dm_cannot_plant(void **state)
 {
     fixture *f = *state;
-    char wrapper[4096], ids[64];
-    char *out = NULL, *err = NULL;
-    int status;
+    char *out = xlrt_runas_report(&f->s, BASE, f->planter, 6);
 
-    xlrt_sfix_conf(&f->s, BASE, f->planter, "uid_switch = \"runas\"\n");
-    snprintf(wrapper, sizeof(wrapper), "%s/libexec/qemu-dm-restrict",
-             xlrt_build_dir());
-    snprintf(ids, sizeof(ids), "%lu:%lu", BASE + 6, BASE + 6);
-    char *argv[] = { wrapper, "-xen-domid", "6", "-runas", ids, NULL };
-    assert_int_equal(setenv("XL_REAPER_CONFIG", f->s.conf, 1), 0);
-    status = xlrt_run(argv, &out, &err);
-    unsetenv("XL_REAPER_CONFIG");
-    if (exit_code(status) != 0)
-        fail_msg("wrapper exit %d; stderr:\n%s\nstdout:\n%s",
-                 exit_code(status), err, out);
-    expect_attempts(out);
+    xlrt_expect_attempts(out, attempts, NUM_ATTEMPTS);
     expect_no_setid_left(f, 0); /* root made them: QEMU had not switched */
     free(out);
-    free(err);
 }
 
 /* ---------- libxl's chroot, in runas mode ---------- */
@@ -202,28 +161,8 @@ static void test_runas_mode_dm_cannot_plant(void **state)
 static int run_runas(fixture *f, unsigned domid, const char *const *extra,
                      char **err_r)
 {
-    char wrapper[4096], ids[64], dom[16];
-    char *argv[16], *out = NULL;
-    int n = 0, status;
-
-    xlrt_sfix_conf(&f->s, BASE, f->planter, "uid_switch = \"runas\"\n");
-    snprintf(wrapper, sizeof(wrapper), "%s/libexec/qemu-dm-restrict",
-             xlrt_build_dir());
-    snprintf(dom, sizeof(dom), "%u", domid);
-    snprintf(ids, sizeof(ids), "%lu:%lu", BASE + domid, BASE + domid);
-    argv[n++] = wrapper;
-    argv[n++] = "-xen-domid";
-    argv[n++] = dom;
-    argv[n++] = "-runas";
-    argv[n++] = ids;
-    for (; extra && *extra && n < 15; extra++)
-        argv[n++] = (char *)*extra;
-    argv[n] = NULL;
-    assert_int_equal(setenv("XL_REAPER_CONFIG", f->s.conf, 1), 0);
-    status = xlrt_run(argv, &out, err_r);
-    unsetenv("XL_REAPER_CONFIG");
-    free(out);
-    return exit_code(status);
+    return xlrt_runas_wrapper(&f->s, BASE, f->planter, domid, extra, NULL,
+                              err_r);
 }
 
 static void expect_refused(int code, char *err, const char *why)

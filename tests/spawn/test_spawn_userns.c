@@ -73,9 +73,7 @@ static int teardown(void **state)
     return 0;
 }
 
-static const struct {
-    const char *name, *want;
-} attempts[] = {
+static const xlrt_attempt attempts[] = {
     { "unshare-newuser", "EPERM" },
     { "clone-newuser", "EPERM" },
     { "clone3-newuser", "ENOSYS" },
@@ -88,32 +86,14 @@ static const struct {
     { "pthread_create", "0" },
     { "posix_spawn", "0" },
 };
-
-static void expect_attempts(const char *out)
-{
-    for (size_t i = 0; i < sizeof(attempts) / sizeof(attempts[0]); i++) {
-        char line[96];
-
-        snprintf(line, sizeof(line), "%s=%s", attempts[i].name,
-                 attempts[i].want);
-        if (!xlrt_has_line(out, line))
-            fail_msg("the DM's report lacks \"%s\"; it has:\n%s", line, out);
-    }
-}
-
-static int exit_code(int status)
-{
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
+#define NUM_ATTEMPTS (sizeof(attempts) / sizeof(attempts[0]))
 
 /* Exec mode: `xl-reaper spawn` execs the DM in place as domid 1's uid,
  * which is not chrooted (no chroot in exec mode by default). */
 static void test_exec_mode_no_userns(void **state)
 {
     fixture *f = *state;
-    char cli[4096];
-    char *out = NULL, *err = NULL;
-    int status;
+    char *out;
 
     if (!userns_allowed((uid_t)(BASE + 1))) {
         print_message("[  SKIPPED ] the host refuses an unprivileged user "
@@ -122,40 +102,19 @@ static void test_exec_mode_no_userns(void **state)
                       "the filter to refuse\n");
         skip();
     }
-    snprintf(cli, sizeof(cli), "%s/bin/xl-reaper", xlrt_build_dir());
-    char *argv[] = { cli, "--config", f->s.conf, "spawn",
-                     "1", "--",       f->maker,  NULL };
-    status = xlrt_run(argv, &out, &err);
-    if (exit_code(status) != 0)
-        fail_msg("spawn exit %d; stderr:\n%s\nstdout:\n%s", exit_code(status),
-                 err, out);
-    expect_attempts(out);
+    out = xlrt_spawn_cli_report(&f->s, 1, f->maker);
+    xlrt_expect_attempts(out, attempts, NUM_ATTEMPTS);
     free(out);
-    free(err);
 }
 
 /* Runas mode: QEMU is root when it execs, and still may not. */
 static void test_runas_mode_no_userns(void **state)
 {
     fixture *f = *state;
-    char wrapper[4096], ids[64];
-    char *out = NULL, *err = NULL;
-    int status;
+    char *out = xlrt_runas_report(&f->s, BASE, f->maker, 2);
 
-    xlrt_sfix_conf(&f->s, BASE, f->maker, "uid_switch = \"runas\"\n");
-    snprintf(wrapper, sizeof(wrapper), "%s/libexec/qemu-dm-restrict",
-             xlrt_build_dir());
-    snprintf(ids, sizeof(ids), "%lu:%lu", BASE + 2, BASE + 2);
-    char *argv[] = { wrapper, "-xen-domid", "2", "-runas", ids, NULL };
-    assert_int_equal(setenv("XL_REAPER_CONFIG", f->s.conf, 1), 0);
-    status = xlrt_run(argv, &out, &err);
-    unsetenv("XL_REAPER_CONFIG");
-    if (exit_code(status) != 0)
-        fail_msg("wrapper exit %d; stderr:\n%s\nstdout:\n%s",
-                 exit_code(status), err, out);
-    expect_attempts(out);
+    xlrt_expect_attempts(out, attempts, NUM_ATTEMPTS);
     free(out);
-    free(err);
 }
 
 #define T(t) cmocka_unit_test_setup_teardown(t, setup, teardown)

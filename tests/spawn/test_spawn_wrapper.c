@@ -15,6 +15,7 @@
  * chroot, once, said in one line.
  * uid block: base 4200000 (domids 61..90).
  */
+#include <stdarg.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -195,6 +196,67 @@ static void expect_refused(const run_result *r, const char *why)
         fail_msg("stderr lacks '%s':\n%s", why, r->err);
 }
 
+/* QEMU ran (expect_ran) with exactly the arguments fmt says after
+ * argv[0]. */
+static void __attribute__((format(printf, 2, 3)))
+expect_args(const run_result *r, const char *fmt, ...)
+{
+    char want[8400];
+    char *seen;
+    va_list ap;
+
+    expect_ran(r);
+    va_start(ap, fmt);
+    vsnprintf(want, sizeof(want), fmt, ap);
+    va_end(ap);
+    seen = args_seen(r->out);
+    assert_string_equal(seen, want);
+    free(seen);
+}
+
+/* The wrapper, on a QEMU whose -help is help, runs it with exactly the
+ * arguments fmt says. */
+static void __attribute__((format(printf, 4, 5)))
+ran_with(fixture *f, const char *help, char *const args[], const char *fmt,
+         ...)
+{
+    char want[8400];
+    run_result r;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(want, sizeof(want), fmt, ap);
+    va_end(ap);
+    run_wrapper(f, help, args, &r);
+    expect_args(&r, "%s", want);
+    run_result_dispose(&r);
+}
+
+/* The wrapper, on a QEMU whose -help is help, refuses args saying why. */
+static void refused(fixture *f, const char *help, char *const args[],
+                    const char *why)
+{
+    run_result r;
+
+    run_wrapper(f, help, args, &r);
+    expect_refused(&r, why);
+    run_result_dispose(&r);
+}
+
+/* A command line (NULL-terminated within a) and why it is refused. */
+typedef struct {
+    const char *a[10];
+    const char *why;
+} refusal;
+
+/* refused() for each of n cases. */
+static void refused_all(fixture *f, const char *help, const refusal *cases,
+                        size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        refused(f, help, (char *const *)cases[i].a, cases[i].why);
+}
+
 /* ---------- passing through ---------- */
 
 /* libxl 4.17's own command line for a dm_restrict HVM guest, with the
@@ -205,7 +267,6 @@ static void test_passthrough_libxl_cmdline(void **state)
     int qmp = open("/dev/null", O_RDWR);   /* no CLOEXEC, as libxl's */
     int stray = open("/dev/null", O_RDWR); /* a leak, not named */
     char chardev[128], joined[1024], want_fds[64], want_ids[64];
-    char *seen;
     run_result r;
 
     assert_true(qmp > 2 && stray > qmp);
@@ -232,13 +293,11 @@ static void test_passthrough_libxl_cmdline(void **state)
     };
 
     run_wrapper(f, "runas", args, &r);
-    expect_ran(&r);
-    seen = args_seen(r.out);
     joined[0] = '\0';
     for (int i = 0; args[i]; i++)
         snprintf(joined + strlen(joined), sizeof(joined) - strlen(joined),
                  "%s%s", i ? " " : "", args[i]);
-    assert_string_equal(seen, joined);
+    expect_args(&r, "%s", joined);
     /* argv[0] is QEMU's own path, as libxl would have given it. */
     snprintf(joined, sizeof(joined), "arg=%s", f->fake);
     assert_true(xlrt_has_line(r.out, joined));
@@ -248,7 +307,6 @@ static void test_passthrough_libxl_cmdline(void **state)
     snprintf(want_ids, sizeof(want_ids), "ids=0,0,0:%lu,%lu,%lu", BASE + 61,
              BASE + 61, BASE + 61);
     assert_true(xlrt_has_line(r.out, want_ids));
-    free(seen);
     run_result_dispose(&r);
     close(qmp);
     close(stray);
@@ -258,48 +316,26 @@ static void test_runas_added(void **state)
 {
     fixture *f = *state;
     char *const args[] = { "-xen-domid", "62", "-S", NULL };
-    char *seen, dir[4096], want[8192];
-    run_result r;
+    char dir[4096];
 
     /* QEMU 7.2: -runas; no chroot dir, so no -chroot. */
-    run_wrapper(f, "runas", args, &r);
-    expect_ran(&r);
-    seen = args_seen(r.out);
-    assert_string_equal(seen, "-xen-domid 62 -S -runas 4200062:4200062");
-    free(seen);
-    run_result_dispose(&r);
+    ran_with(f, "runas", args, "-xen-domid 62 -S -runas 4200062:4200062");
 
     /* With libxl's chroot dir: -chroot too. */
     snprintf(dir, sizeof(dir), "%s/qemu-root-62", f->s.dir);
     assert_int_equal(mkdir(dir, 0), 0);
-    run_wrapper(f, "runas", args, &r);
-    expect_ran(&r);
-    seen = args_seen(r.out);
-    snprintf(want, sizeof(want),
+    ran_with(f, "runas", args,
              "-xen-domid 62 -S -runas 4200062:4200062 -chroot %s", dir);
-    assert_string_equal(seen, want);
-    free(seen);
-    run_result_dispose(&r);
 
     /* QEMU 9.1: -run-with, for both. */
-    run_wrapper(f, "run-with", args, &r);
-    expect_ran(&r);
-    seen = args_seen(r.out);
-    snprintf(want, sizeof(want),
+    ran_with(f, "run-with", args,
              "-xen-domid 62 -S -run-with user=4200062:4200062 -run-with "
              "chroot=%s",
              dir);
-    assert_string_equal(seen, want);
-    free(seen);
-    run_result_dispose(&r);
 
     /* A QEMU that offers neither. */
-    run_wrapper(f, "none", args, &r);
-    expect_refused(&r, "offers neither -runas nor -run-with user=");
-    run_result_dispose(&r);
-    run_wrapper(f, "fail", args, &r);
-    expect_refused(&r, "cannot tell which options it takes");
-    run_result_dispose(&r);
+    refused(f, "none", args, "offers neither -runas nor -run-with user=");
+    refused(f, "fail", args, "cannot tell which options it takes");
     assert_int_equal(rmdir(dir), 0);
 }
 
@@ -319,10 +355,9 @@ static void test_runas_range_base_gid(void **state)
 
     /* The same line under per-domain gids is a mismatch. */
     write_conf(f, NULL);
-    run_wrapper(f, "runas", args, &r);
-    expect_refused(&r, "runs it as 4200063:4200000, but this domain's "
-                       "device model ids are 4200063:4200063");
-    run_result_dispose(&r);
+    refused(f, "runas", args,
+            "runs it as 4200063:4200000, but this domain's "
+            "device model ids are 4200063:4200063");
 }
 
 /* ---------- refused ---------- */
@@ -330,10 +365,7 @@ static void test_runas_range_base_gid(void **state)
 static void test_runas_mismatch_refused(void **state)
 {
     fixture *f = *state;
-    static const struct {
-        const char *a[8];
-        const char *why;
-    } cases[] = {
+    static const refusal cases[] = {
         { { "-xen-domid", "64", "-runas", "4200065:4200065" },
           "runs it as 4200065:4200065, but this domain's device model ids "
           "are 4200064:4200064" },
@@ -356,12 +388,7 @@ static void test_runas_mismatch_refused(void **state)
         { { "-xen-domid", "64", "-runas" }, "-runas has no value" },
     };
 
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        run_result r;
-        run_wrapper(f, "runas", (char *const *)cases[i].a, &r);
-        expect_refused(&r, cases[i].why);
-        run_result_dispose(&r);
-    }
+    refused_all(f, "runas", cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 static void test_chroot_mismatch_refused(void **state)
@@ -370,23 +397,17 @@ static void test_chroot_mismatch_refused(void **state)
     char dir[4096];
     char *const args[] = { "-xen-domid", "66", "-runas", "4200066:4200066",
                            "-chroot",    "/",  NULL };
-    run_result r;
 
     snprintf(dir, sizeof(dir), "%s/qemu-root-66", f->s.dir);
     assert_int_equal(mkdir(dir, 0), 0);
-    run_wrapper(f, "runas", args, &r);
-    expect_refused(&r, "chroots it to /, not to this domain's");
-    run_result_dispose(&r);
+    refused(f, "runas", args, "chroots it to /, not to this domain's");
     assert_int_equal(rmdir(dir), 0);
 }
 
 static void test_bad_domid_refused(void **state)
 {
     fixture *f = *state;
-    static const struct {
-        const char *a[6];
-        const char *why;
-    } cases[] = {
+    static const refusal cases[] = {
         { { "-S", "-machine", "xenfv" }, "no -xen-domid" },
         { { "-xen-domid" }, "-xen-domid without a value" },
         { { "-xen-domid", "0" }, "expected a domid from 1 to 32751" },
@@ -402,12 +423,7 @@ static void test_bad_domid_refused(void **state)
         { { "-xen-domid=67" }, "takes -xen-domid N as two arguments" },
     };
 
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        run_result r;
-        run_wrapper(f, "runas", (char *const *)cases[i].a, &r);
-        expect_refused(&r, cases[i].why);
-        run_result_dispose(&r);
-    }
+    refused_all(f, "runas", cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 static void test_qemu_path_checked(void **state)
@@ -415,22 +431,17 @@ static void test_qemu_path_checked(void **state)
     fixture *f = *state;
     char *const args[] = { "-xen-domid", "69", NULL };
     char *extra;
-    run_result r;
 
     assert_true(asprintf(&extra, "uid_switch = \"runas\"\n") > 0);
     free(f->fake);
     f->fake = strdup("/nonexistent/qemu");
     write_conf(f, extra);
-    run_wrapper(f, "runas", args, &r);
-    expect_refused(&r, "qemu_path /nonexistent/qemu: No such file");
-    run_result_dispose(&r);
+    refused(f, "runas", args, "qemu_path /nonexistent/qemu: No such file");
 
     free(f->fake);
     f->fake = strdup(f->wrapper);
     write_conf(f, extra);
-    run_wrapper(f, "runas", args, &r);
-    expect_refused(&r, "is this wrapper");
-    run_result_dispose(&r);
+    refused(f, "runas", args, "is this wrapper");
     free(extra);
 }
 
@@ -440,12 +451,9 @@ static void test_exec_mode_with_runas_refused(void **state)
     fixture *f = *state;
     char *const args[] = { "-xen-domid", "70", "-runas", "4200070:4200070",
                            NULL };
-    run_result r;
 
     write_conf(f, "uid_switch = \"exec\"\n");
-    run_wrapper(f, "runas", args, &r);
-    expect_refused(&r, "use uid_switch = \"runas\"");
-    run_result_dispose(&r);
+    refused(f, "runas", args, "use uid_switch = \"runas\"");
 }
 
 /* exec mode: the wrapper becomes QEMU already under the DM uid. */
@@ -453,17 +461,13 @@ static void test_exec_mode(void **state)
 {
     fixture *f = *state;
     char *const args[] = { "-xen-domid", "71", "-S", NULL };
-    char *seen;
     run_result r;
 
     write_conf(f, "uid_switch = \"exec\"\n");
     run_wrapper(f, "runas", args, &r);
-    expect_ran(&r);
+    expect_args(&r, "-xen-domid 71 -S");
     assert_true(xlrt_has_line(r.out, "ids=4200071,4200071,4200071:4200071,"
                                      "4200071,4200071"));
-    seen = args_seen(r.out);
-    assert_string_equal(seen, "-xen-domid 71 -S");
-    free(seen);
     run_result_dispose(&r);
 }
 
@@ -555,14 +559,11 @@ static void test_libxl_probe_runs_unchanged(void **state)
 
     assert_true(stray > qmp);
     for (size_t i = 0; i < 2; i++) {
-        char *seen;
         run_result r;
 
         run_wrapper(f, helps[i], args, &r);
-        expect_ran(&r);
         /* The same argv after argv[0], which is qemu_path. */
-        seen = args_seen(r.out);
-        assert_string_equal(seen, joined);
+        expect_args(&r, "%s", joined);
         snprintf(want, sizeof(want), "arg=%s", f->fake);
         assert_true(xlrt_has_line(r.out, want));
         /* Root, for no domain: no DM uid or gid taken. */
@@ -576,7 +577,6 @@ static void test_libxl_probe_runs_unchanged(void **state)
         assert_null(strstr(r.out, "QEMU emulator version"));
         if (!strstr(r.err, "libxl's QEMU option probe"))
             fail_msg("no probe line in stderr:\n%s", r.err);
-        free(seen);
         run_result_dispose(&r);
     }
     free(joined);
@@ -675,20 +675,16 @@ static void test_libvirt_version_root_no_fds(void **state)
     int stray = open("/dev/null", O_RDWR); /* inheritable: closed */
     char *const args[] = { "-version", NULL };
     char want[4200];
-    char *seen;
     run_result r;
 
     assert_true(stray > 2);
     run_wrapper(f, "10.0", args, &r);
-    expect_ran(&r);
-    seen = args_seen(r.out);
-    assert_string_equal(seen, "-version");
+    expect_args(&r, "-version");
     snprintf(want, sizeof(want), "arg=%s", f->fake);
     assert_true(xlrt_has_line(r.out, want));
     assert_true(xlrt_has_line(r.out, "ids=0,0,0:0,0,0"));
     if (!xlrt_has_line(r.out, "fds=0,1,2"))
         fail_msg("descriptors leaked to QEMU:\n%s", r.out);
-    free(seen);
     run_result_dispose(&r);
     close(stray);
 }
@@ -706,12 +702,9 @@ static void test_libvirt_probe_shape_exact(void **state)
         { "-helpx" },
         { "help" },
     };
-    run_result r;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        run_wrapper(f, "10.0", (char *const *)cases[i], &r);
-        expect_refused(&r, "no -xen-domid");
-        run_result_dispose(&r);
+        refused(f, "10.0", (char *const *)cases[i], "no -xen-domid");
     }
 }
 
@@ -722,7 +715,6 @@ static void test_libxl_probe_shape_exact(void **state)
     fixture *f = *state;
     int qmp = qmp_socket(f, "qmp-shape");
     char ok[128], lead0[128], two[128], closed[128];
-    run_result r;
 
     snprintf(ok, sizeof(ok), "socket,id=libxl-cmd,fd=%d,server=on,wait=off",
              qmp);
@@ -754,15 +746,11 @@ static void test_libxl_probe_shape_exact(void **state)
     };
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        run_wrapper(f, "10.0", (char *const *)cases[i], &r);
-        expect_refused(&r, "no -xen-domid");
-        run_result_dispose(&r);
+        refused(f, "10.0", (char *const *)cases[i], "no -xen-domid");
     }
     /* The probe's shape, but the descriptor libxl names is not open. */
     char *const shut[] = { PROBE_ARGS(closed), NULL };
-    run_wrapper(f, "10.0", shut, &r);
-    expect_refused(&r, "the QMP descriptor");
-    run_result_dispose(&r);
+    refused(f, "10.0", shut, "the QMP descriptor");
     close(qmp);
 }
 
@@ -783,7 +771,7 @@ static void test_libxl420_dm_line(void **state)
     int qmp = qmp_socket(f, "qmp-73");
     int incoming = open("/dev/null", O_RDONLY);
     char chardev[128], inc[32], dir[4096], chroot[4200], want[128];
-    char *seen, *joined;
+    char *joined;
     run_result r;
 
     make_chroot(f, 73, dir, sizeof(dir));
@@ -826,9 +814,7 @@ static void test_libxl420_dm_line(void **state)
 
     joined = join_args(args);
     run_wrapper(f, "10.0", args, &r);
-    expect_ran(&r);
-    seen = args_seen(r.out);
-    assert_string_equal(seen, joined);
+    expect_args(&r, "%s", joined);
     snprintf(want, sizeof(want), "fds=0,1,2,%d,%d", qmp, incoming);
     assert_true(xlrt_has_line(r.out, want));
     expect_same_fd(&r, qmp);
@@ -836,7 +822,6 @@ static void test_libxl420_dm_line(void **state)
     assert_true(xlrt_has_line(r.out, "ids=0,0,0:4200073,4200073,4200073"));
     /* Complete: -help was not asked. */
     assert_null(strstr(r.out, "QEMU emulator version"));
-    free(seen);
     run_result_dispose(&r);
 
     /* Its fallback when the probe failed (-chroot, -runas), on 7.2;
@@ -851,10 +836,7 @@ static void test_libxl420_dm_line(void **state)
     for (size_t i = 0; i < 2; i++) {
         char *j = join_args(lines[i]);
         run_wrapper(f, "7.2", lines[i], &r);
-        expect_ran(&r);
-        seen = args_seen(r.out);
-        assert_string_equal(seen, j);
-        free(seen);
+        expect_args(&r, "%s", j);
         free(j);
         run_result_dispose(&r);
     }
@@ -869,8 +851,7 @@ static void test_libxl420_dm_line(void **state)
 static void test_run_with_added(void **state)
 {
     fixture *f = *state;
-    char dir[4096], chroot[4200], want[8400];
-    char *seen;
+    char dir[4096], chroot[4200];
     run_result r;
 
     make_chroot(f, 74, dir, sizeof(dir));
@@ -878,27 +859,15 @@ static void test_run_with_added(void **state)
 
     /* Nothing given: both, as two -run-with. */
     char *const bare[] = { "-xen-domid", "74", "-S", NULL };
-    run_wrapper(f, "10.0", bare, &r);
-    expect_ran(&r);
-    seen = args_seen(r.out);
-    snprintf(want, sizeof(want),
+    ran_with(f, "10.0", bare,
              "-xen-domid 74 -S -run-with user=4200074:4200074 -run-with %s",
              chroot);
-    assert_string_equal(seen, want);
-    free(seen);
-    run_result_dispose(&r);
 
     /* libxl's -run-with chroot= without a user: user= added. */
     char *const no_user[] = { "-xen-domid", "74", "-run-with", chroot, NULL };
-    run_wrapper(f, "10.0", no_user, &r);
-    expect_ran(&r);
-    seen = args_seen(r.out);
-    snprintf(want, sizeof(want),
+    ran_with(f, "10.0", no_user,
              "-xen-domid 74 -run-with %s -run-with user=4200074:4200074",
              chroot);
-    assert_string_equal(seen, want);
-    free(seen);
-    run_result_dispose(&r);
 
     /* The same on a QEMU whose -help offers only -runas: refused, not
      * switched to -runas. */
@@ -910,34 +879,21 @@ static void test_run_with_added(void **state)
     /* A -run-with user= line lacking the chroot, on 7.2: no -chroot. */
     char *const no_chroot[] = { "-xen-domid", "74", "-run-with",
                                 "user=4200074:4200074", NULL };
-    run_wrapper(f, "7.2", no_chroot, &r);
-    expect_refused(&r, "not adding -chroot");
-    run_result_dispose(&r);
-    run_wrapper(f, "10.0", no_chroot, &r);
-    expect_ran(&r);
-    seen = args_seen(r.out);
-    snprintf(want, sizeof(want),
+    refused(f, "7.2", no_chroot, "not adding -chroot");
+    ran_with(f, "10.0", no_chroot,
              "-xen-domid 74 -run-with user=4200074:4200074 -run-with %s",
              chroot);
-    assert_string_equal(seen, want);
-    free(seen);
-    run_result_dispose(&r);
 
     /* QEMU 10.0 offers no -runas: a 4.17-style line lacking the uid
      * switch gets -run-with user=, and none offered is refused. */
-    run_wrapper(f, "none", bare, &r);
-    expect_refused(&r, "offers neither -runas nor -run-with user=");
-    run_result_dispose(&r);
+    refused(f, "none", bare, "offers neither -runas nor -run-with user=");
     assert_int_equal(rmdir(dir), 0);
 }
 
 static void test_run_with_refused(void **state)
 {
     fixture *f = *state;
-    static const struct {
-        const char *a[10];
-        const char *why;
-    } cases[] = {
+    static const refusal cases[] = {
         /* another domain's uid */
         { { "-xen-domid", "75", "-run-with", "user=4200076:4200076" },
           "runs it as 4200076:4200076, but this domain's device model ids "
@@ -967,12 +923,7 @@ static void test_run_with_refused(void **state)
           "not as uid:gid" },
     };
 
-    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        run_result r;
-        run_wrapper(f, "10.0", (char *const *)cases[i].a, &r);
-        expect_refused(&r, cases[i].why);
-        run_result_dispose(&r);
-    }
+    refused_all(f, "10.0", cases, sizeof(cases) / sizeof(cases[0]));
 }
 
 /* ---------- add_dm_restrict: a line no restriction was asked for ---------- */
@@ -1002,20 +953,16 @@ static void test_dm_restrict_key_off(void **state)
     char *const args[] = { "-xen-domid", "76", "-S", "-name", "lv", NULL };
     char dir[4096];
     struct stat st;
-    char *seen;
     run_result r;
 
     run_wrapper(f, "7.2", args, &r);
-    expect_ran(&r);
-    seen = args_seen(r.out);
-    assert_string_equal(seen, "-xen-domid 76 -S -name lv -runas "
-                              "4200076:4200076");
+    expect_args(&r, "-xen-domid 76 -S -name lv -runas "
+                    "4200076:4200076");
     if (!strstr(r.err, "added: -runas 4200076:4200076; not "
                        "-xen-domid-restrict (add_dm_restrict = 0)"))
         fail_msg("no line saying what was added:\n%s", r.err);
     snprintf(dir, sizeof(dir), "%s/qemu-root-76", f->s.dir);
     assert_int_equal(lstat(dir, &st), -1);
-    free(seen);
     run_result_dispose(&r);
 }
 
@@ -1026,7 +973,6 @@ static void test_dm_restrict_key_on(void **state)
     char *const bare[] = { "-xen-domid", "77", "-S", NULL };
     char dir[4096], want[8400];
     struct stat st;
-    char *seen;
     run_result r;
 
     write_conf(f, "uid_switch = \"runas\"\nadd_dm_restrict = 1\n");
@@ -1034,13 +980,10 @@ static void test_dm_restrict_key_on(void **state)
 
     /* QEMU 7.2, no chroot yet: made root's, mode 0000, empty. */
     run_wrapper(f, "7.2", bare, &r);
-    expect_ran(&r);
-    seen = args_seen(r.out);
-    snprintf(want, sizeof(want),
-             "-xen-domid 77 -S -runas 4200077:4200077 -chroot %s "
-             "-xen-domid-restrict",
-             dir);
-    assert_string_equal(seen, want);
+    expect_args(&r,
+                "-xen-domid 77 -S -runas 4200077:4200077 -chroot %s "
+                "-xen-domid-restrict",
+                dir);
     snprintf(want, sizeof(want),
              "added: -runas 4200077:4200077 -chroot %s "
              "-xen-domid-restrict (chroot made)",
@@ -1051,35 +994,26 @@ static void test_dm_restrict_key_on(void **state)
     assert_true(S_ISDIR(st.st_mode));
     assert_int_equal(st.st_uid, 0);
     assert_int_equal(st.st_mode & 07777, 0);
-    free(seen);
     run_result_dispose(&r);
 
     /* QEMU 10.0, the chroot there from the last start: used, not made. */
     run_wrapper(f, "10.0", bare, &r);
-    expect_ran(&r);
-    seen = args_seen(r.out);
-    snprintf(want, sizeof(want),
-             "-xen-domid 77 -S -run-with user=4200077:4200077 -run-with "
-             "chroot=%s -xen-domid-restrict",
-             dir);
-    assert_string_equal(seen, want);
+    expect_args(&r,
+                "-xen-domid 77 -S -run-with user=4200077:4200077 -run-with "
+                "chroot=%s -xen-domid-restrict",
+                dir);
     assert_null(strstr(r.err, "chroot made"));
-    free(seen);
     run_result_dispose(&r);
 
     /* Given once already: not added twice. */
     char *const given[] = { "-xen-domid", "77", "-xen-domid-restrict", "-S",
                             NULL };
     run_wrapper(f, "7.2", given, &r);
-    expect_ran(&r);
+    expect_args(&r,
+                "-xen-domid 77 -xen-domid-restrict -S -runas 4200077:4200077 "
+                "-chroot %s",
+                dir);
     assert_int_equal(count_arg(r.out, "-xen-domid-restrict"), 1);
-    seen = args_seen(r.out);
-    snprintf(want, sizeof(want),
-             "-xen-domid 77 -xen-domid-restrict -S -runas 4200077:4200077 "
-             "-chroot %s",
-             dir);
-    assert_string_equal(seen, want);
-    free(seen);
     run_result_dispose(&r);
 
     /* xl's dm_restrict line lacks nothing: unchanged, nothing logged. */
@@ -1088,11 +1022,8 @@ static void test_dm_restrict_key_on(void **state)
                          "4200077:4200077", NULL };
     char *j = join_args(xl);
     run_wrapper(f, "7.2", xl, &r);
-    expect_ran(&r);
-    seen = args_seen(r.out);
-    assert_string_equal(seen, j);
+    expect_args(&r, "%s", j);
     assert_null(strstr(r.err, "added:"));
-    free(seen);
     free(j);
     run_result_dispose(&r);
 
@@ -1112,11 +1043,9 @@ static void test_added_after_trailing_option_refused(void **state)
 {
     fixture *f = *state;
     char *const args[] = { "-xen-domid", "78", "-S", "-name", NULL };
-    run_result r;
 
-    run_wrapper(f, "7.2", args, &r);
-    expect_refused(&r, "ends with -name, which may take what would be added");
-    run_result_dispose(&r);
+    refused(f, "7.2", args,
+            "ends with -name, which may take what would be added");
 }
 
 /* Exec mode starts QEMU without root: it could not open Xen's devices
@@ -1125,12 +1054,10 @@ static void test_dm_restrict_needs_runas(void **state)
 {
     fixture *f = *state;
     char *const args[] = { "-xen-domid", "79", "-S", NULL };
-    run_result r;
 
     write_conf(f, "add_dm_restrict = 1\n");
-    run_wrapper(f, "7.2", args, &r);
-    expect_refused(&r, "add_dm_restrict = 1 needs uid_switch = \"runas\"");
-    run_result_dispose(&r);
+    refused(f, "7.2", args,
+            "add_dm_restrict = 1 needs uid_switch = \"runas\"");
 }
 
 int main(void)

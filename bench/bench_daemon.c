@@ -27,65 +27,17 @@
 #include <unistd.h>
 
 #include "xlreaper.h"
-#include "../tests/lib/xlrt_daemon.h"
+#include "lib/bench_dfix.h"
 
 #define BASE 5000000u
 #define FIRST_DOMID 100u
 #define NUM_DOMIDS 50u
-
-/* Fatal: says why and exits (this program is not one of bench/lib's, so
- * no bench_die). */
-static void die(const char *why) __attribute__((noreturn));
-static void die(const char *why)
-{
-    fprintf(stderr, "bench_daemon: %s\n", why);
-    exit(1);
-}
 
 static const char *build_dir(void)
 {
     const char *b = getenv("XLR_BUILD");
 
     return b && *b ? b : "build";
-}
-
-/* A root subreaper whose child execs a fork racer under uid. */
-static pid_t racer_start(uid_t uid)
-{
-    pid_t n = fork();
-
-    if (n < 0)
-        return -1;
-    if (n == 0) {
-        char prog[512];
-        pid_t c;
-
-        prctl(PR_SET_CHILD_SUBREAPER, 1);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        snprintf(prog, sizeof(prog), "%s/tests/progs/fork_racer", build_dir());
-        c = fork();
-        if (c == 0) {
-            if (syscall(SYS_setgroups, 0, NULL) ||
-                syscall(SYS_setresgid, uid, uid, uid) ||
-                syscall(SYS_setresuid, uid, uid, uid))
-                _exit(1);
-            execl(prog, "fork_racer", (char *)NULL);
-            _exit(127);
-        }
-        signal(SIGTERM, SIG_DFL);
-        for (;;)
-            if (waitpid(-1, NULL, __WALL) < 0 && errno == ECHILD)
-                usleep(1000);
-    }
-    return n;
-}
-
-/* The kernel's word: uid has a task (a probe through the library). */
-static bool uid_busy(xlreaper_ctx *ctx, uid_t uid)
-{
-    bool empty = true;
-
-    return xlreaper_uid_empty(ctx, uid, &empty) == 0 && !empty;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -145,49 +97,29 @@ int main(void)
     const char *s = getenv("XLR_BENCH_DEATHS");
     unsigned n = s && atoi(s) > 0 ? (unsigned)atoi(s) : 1000, done = 0;
     unsigned empty = 0, zombies = 0, other = 0, under_1s = 0;
-    char dir[] = "/tmp/xlr-bench.XXXXXX", path[512], *sock, *config;
+    char prog[512], *dir;
     uint64_t *lat = calloc(n, sizeof(*lat)),
              *inner = calloc(n, sizeof(*inner));
-    xentoollog_logger *lg;
-    xlreaper_ctx *ctx;
+    bench_dfix b;
     xlrt_daemon dm;
-    xlrt_xs xs;
     size_t off = 0;
-    FILE *f;
     int ino;
 
-    if (geteuid() != 0 || !lat || !inner || !mkdtemp(dir))
-        die("needs root and memory");
-    snprintf(path, sizeof(path), "%s/xl-reaper.conf", dir);
-    f = fopen(path, "w");
-    if (!f)
-        die("cannot write its config");
-    fprintf(f,
-            "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
-            "sweep_interval_s = 3600\nmetrics_file = \"\"\n",
-            BASE, dir);
-    fclose(f);
-    chmod(path, 0644);
-    config = strdup(path);
-    if (!config)
-        die("out of memory");
-    lg = (xentoollog_logger *)xtl_createlogger_stdiostream(stderr, XTL_ERROR,
-                                                           0);
-    if (xlreaper_ctx_alloc(&ctx, lg) ||
-        xlreaper_config_load(ctx, config, XLREAPER_CONFIG_MUST_EXIST))
-        die("cannot load its config");
-    if (asprintf(&sock, "%s/xs.sock", dir) < 0 ||
-        xlrt_xs_start(&xs, sock, NULL) ||
-        xlrt_daemon_start(&dm, dir, config, sock) ||
+    bench_dfix_setup(&b, "bench_daemon", BASE);
+    dir = b.dir;
+    if (!lat || !inner)
+        bench_dfix_die(&b, "out of memory");
+    snprintf(prog, sizeof(prog), "%s/tests/progs/fork_racer", build_dir());
+    if (xlrt_daemon_start(&dm, dir, b.config, b.sock) ||
         xlrt_daemon_wait_log(&dm, "ready:", 60000) ||
         xlrt_daemon_wait_log(&dm, "sweep (whole range", 300000))
-        die("could not start the daemon");
+        bench_dfix_die(&b, "could not start the daemon");
     /* The daemon ran with -v -v for the tests; the log is not timed. */
     ino = inotify_init1(IN_CLOEXEC);
     if (ino < 0 || inotify_add_watch(ino, dm.events, IN_MODIFY) < 0) {
         /* The file appears with the first event: watch the directory. */
         if (ino < 0 || inotify_add_watch(ino, dir, IN_MODIFY | IN_CREATE) < 0)
-            die("cannot watch the events file");
+            bench_dfix_die(&b, "cannot watch the events file");
     }
 
     for (unsigned i = 0; i < n; i++) {
@@ -197,17 +129,19 @@ int main(void)
         uint64_t t0;
         pid_t racer;
 
-        if (xlrt_xs_cmd(&xs, NULL, 0, "add %u %u", domid, uid))
+        if (xlrt_xs_cmd(&b.xs, NULL, 0, "add %u %u", domid, uid))
             break;
         /* A domain lives a while: the daemon knows it before it dies. */
         snprintf(buf, sizeof(buf), "domid %u: a new", domid);
         if (xlrt_daemon_wait_log(&dm, buf, 60000))
             break;
-        racer = racer_start(uid);
-        while (!uid_busy(ctx, uid))
+        racer = bench_dfix_task(uid, prog, false);
+        if (racer < 0)
+            bench_dfix_die(&b, "fork");
+        while (!bench_dfix_uid_busy(&b, uid))
             usleep(200);
         t0 = xlrt_now_us();
-        if (xlrt_xs_cmd(&xs, NULL, 0, "del %u", domid))
+        if (xlrt_xs_cmd(&b.xs, NULL, 0, "del %u", domid))
             break;
         ev = wait_event(ino, dm.events, &off, domid, 60000);
         if (!ev) {
@@ -233,16 +167,16 @@ int main(void)
         done++;
         /* The nursery ends once the uid is empty by the kernel's count
          * (zombies reaped), so that no orphan goes to init. */
-        while (uid_busy(ctx, uid))
+        while (bench_dfix_uid_busy(&b, uid))
             usleep(500);
         kill(racer, SIGKILL);
         waitpid(racer, NULL, 0);
     }
 
     xlrt_daemon_stop(&dm);
-    xlrt_xs_kill(&xs);
+    xlrt_xs_kill(&b.xs);
     if (!done)
-        die("no death was timed");
+        bench_dfix_die(&b, "no death was timed");
     qsort(lat, done, sizeof(*lat), cmp_u64);
     qsort(inner, done, sizeof(*inner), cmp_u64);
     printf("bench-daemon: %u domain deaths, each with a fork racer under "
@@ -258,18 +192,9 @@ int main(void)
            "within 1 s\n",
            empty, zombies, other, under_1s, done);
     xlrt_daemon_dispose(&dm);
-    xlreaper_ctx_free(ctx);
-    free(config);
-    free(sock);
     free(lat);
     free(inner);
-    /* XLR_BENCH_KEEP: the directory (events, log) is left for a look. */
-    if (getenv("XLR_BENCH_KEEP")) {
-        printf("  kept: %s\n", dir);
-    } else {
-        snprintf(path, sizeof(path), "rm -rf %s", dir);
-        if (system(path) != 0)
-            return 1;
-    }
+    if (bench_dfix_dispose(&b))
+        return 1;
     return done == n && !other ? 0 : 1;
 }

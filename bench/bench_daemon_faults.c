@@ -37,17 +37,18 @@
 #include <unistd.h>
 
 #include "xlreaper.h"
-#include "../tests/lib/xlrt_daemon.h"
+#include "lib/bench_dfix.h"
 
 #define BASE 5400000u
 #define FIRST_DOMID 200u
 #define LEFTOVERS 64u
 
+static bench_dfix b;
+
 static void die(const char *why) __attribute__((noreturn));
 static void die(const char *why)
 {
-    fprintf(stderr, "bench_daemon_faults: %s\n", why);
-    exit(1);
+    bench_dfix_die(&b, why);
 }
 
 /* Our own children: the fake xenstored and the tasks' subreapers.  Any
@@ -158,37 +159,12 @@ static unsigned kill_leftovers(void)
  * its child is gone (killed by the daemon) and reaped. */
 static pid_t task_start(uid_t uid)
 {
-    pid_t n = fork();
+    pid_t n = bench_dfix_task(uid, NULL, true);
 
     if (n < 0)
         die("fork");
-    if (n == 0) {
-        pid_t c;
-
-        prctl(PR_SET_CHILD_SUBREAPER, 1);
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        c = fork();
-        if (c == 0) {
-            if (syscall(SYS_setgroups, 0, NULL) ||
-                syscall(SYS_setresgid, uid, uid, uid) ||
-                syscall(SYS_setresuid, uid, uid, uid))
-                _exit(1);
-            for (;;)
-                pause();
-        }
-        while (waitpid(-1, NULL, __WALL) >= 0 || errno == EINTR)
-            ;
-        _exit(0);
-    }
     own_add(n);
     return n;
-}
-
-static bool uid_busy(xlreaper_ctx *ctx, uid_t uid)
-{
-    bool empty = true;
-
-    return xlreaper_uid_empty(ctx, uid, &empty) == 0 && !empty;
 }
 
 static char *slurp(const char *path)
@@ -228,44 +204,23 @@ int main(void)
 {
     const char *s = getenv("XLR_BENCH_CRASH_DEATHS");
     unsigned n = s && atoi(s) > 0 ? (unsigned)atoi(s) : 1000;
-    char dir[] = "/tmp/xlr-bench.XXXXXX", path[512], *sock, *config, *text;
+    char *dir, *sock, *config, *text;
     unsigned *count, lines = 0, torn = 0, missing = 0, twice = 0, busy = 0;
     unsigned recovered = 0, swept_events = 0, leftovers = 0;
     pid_t *tasks, left[LEFTOVERS];
     unsigned seed = (unsigned)getpid();
     uint64_t t0, t_crash;
-    xentoollog_logger *lg;
-    xlreaper_ctx *ctx;
     xlrt_daemon dm;
-    xlrt_xs xs;
-    FILE *f;
 
-    if (geteuid() != 0 || !mkdtemp(dir))
-        die("needs root");
+    bench_dfix_setup(&b, "bench_daemon_faults", BASE);
+    dir = b.dir;
+    config = b.config;
+    sock = b.sock;
+    own_add(b.xs.pid);
     count = calloc(FIRST_DOMID + n + 1, sizeof(*count));
     tasks = calloc(n, sizeof(*tasks));
     if (!count || !tasks || FIRST_DOMID + n > 0x7FEF)
         die("out of memory, or too many deaths");
-    snprintf(path, sizeof(path), "%s/xl-reaper.conf", dir);
-    f = fopen(path, "w");
-    if (!f)
-        die("cannot write its config");
-    fprintf(f,
-            "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
-            "sweep_interval_s = 3600\nmetrics_file = \"\"\n",
-            BASE, dir);
-    fclose(f);
-    chmod(path, 0644);
-    config = strdup(path);
-    lg = (xentoollog_logger *)xtl_createlogger_stdiostream(stderr, XTL_ERROR,
-                                                           0);
-    if (!config || xlreaper_ctx_alloc(&ctx, lg) ||
-        xlreaper_config_load(ctx, config, XLREAPER_CONFIG_MUST_EXIST))
-        die("cannot load its config");
-    if (asprintf(&sock, "%s/xs.sock", dir) < 0 ||
-        xlrt_xs_start(&xs, sock, NULL))
-        die("could not start the test xenstored");
-    own_add(xs.pid);
     if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0)
         die("cannot be the daemon's subreaper");
 
@@ -276,15 +231,15 @@ int main(void)
         char want[48];
 
         daemon_up(&dm, dir, config, sock);
-        if (xlrt_xs_cmd(&xs, NULL, 0, "add %u", domid))
+        if (xlrt_xs_cmd(&b.xs, NULL, 0, "add %u", domid))
             die("add");
         snprintf(want, sizeof(want), "domid %u: a new domain", domid);
         if (xlrt_daemon_wait_log(&dm, want, 60000))
             die("the daemon never learnt a domain");
         tasks[i] = task_start(BASE + domid);
-        while (!uid_busy(ctx, BASE + domid))
+        while (!bench_dfix_uid_busy(&b, BASE + domid))
             usleep(200);
-        if (xlrt_xs_cmd(&xs, NULL, 0, "del %u", domid))
+        if (xlrt_xs_cmd(&b.xs, NULL, 0, "del %u", domid))
             die("del");
         usleep((useconds_t)(rand_r(&seed) % 30000));
         xlrt_daemon_kill(&dm);
@@ -298,9 +253,10 @@ int main(void)
     for (unsigned i = 0; i < n; i++) {
         uint64_t end = xlrt_now_us() + 10000000u;
 
-        while (uid_busy(ctx, BASE + FIRST_DOMID + i) && xlrt_now_us() < end)
+        while (bench_dfix_uid_busy(&b, BASE + FIRST_DOMID + i) &&
+               xlrt_now_us() < end)
             usleep(1000);
-        busy += uid_busy(ctx, BASE + FIRST_DOMID + i);
+        busy += bench_dfix_uid_busy(&b, BASE + FIRST_DOMID + i);
         waitpid(tasks[i], NULL, 0); /* its subreaper, ended with it */
     }
     t_crash = xlrt_now_us() - t0;
@@ -368,7 +324,7 @@ int main(void)
             left[k] = task_start(BASE + domid[k]);
         }
         for (unsigned k = 0; k < LEFTOVERS; k++)
-            while (!uid_busy(ctx, BASE + domid[k]))
+            while (!bench_dfix_uid_busy(&b, BASE + domid[k]))
                 usleep(200);
         t_start = xlrt_now_us();
         daemon_up(&dm, dir, config, sock);
@@ -379,7 +335,7 @@ int main(void)
             waitpid(left[k], NULL, 0);
         t_empty = xlrt_now_us() - t_start;
         for (unsigned k = 0; k < LEFTOVERS; k++)
-            still += uid_busy(ctx, BASE + domid[k]);
+            still += bench_dfix_uid_busy(&b, BASE + domid[k]);
         log = slurp(dm.log);
         hit = log ? strstr(log + dm.log_seen - strlen("sweep (whole range"),
                            "sweep (whole range")
@@ -426,20 +382,12 @@ int main(void)
             busy++;
     }
 
-    xlrt_xs_kill(&xs);
-    xlreaper_ctx_free(ctx);
-    free(config);
-    free(sock);
+    xlrt_xs_kill(&b.xs);
     free(count);
     free(tasks);
     /* XLR_BENCH_KEEP: the directory (events, logs, journal) is left
      * for a look. */
-    if (getenv("XLR_BENCH_KEEP")) {
-        printf("  kept: %s\n", dir);
-    } else {
-        snprintf(path, sizeof(path), "rm -rf %s", dir);
-        if (system(path) != 0)
-            return 1;
-    }
+    if (bench_dfix_dispose(&b))
+        return 1;
     return missing || twice || torn || busy ? 1 : 0;
 }

@@ -108,16 +108,18 @@ void xlrd_metrics_sweep(xlrd *d, xlrd_sweep_kind kind, uint64_t duration_us,
     m->last_sweep_dead_uids = dead_uids;
 }
 
-static void gauge(xlr_prom *p, const char *name, const char *help, double v)
-{
-    xlr_prom_family(p, name, "gauge", help);
-    xlr_prom_sample(p, name, XLR_PROM_NO_LABELS, v);
-}
+/* A family of one sample without labels: a gauge or a counter. */
+typedef struct {
+    const char *name, *type, *help;
+    double v;
+} plain_metric;
 
-static void counter(xlr_prom *p, const char *name, const char *help, double v)
+static void plain(xlr_prom *p, const plain_metric *pm, size_t n)
 {
-    xlr_prom_family(p, name, "counter", help);
-    xlr_prom_sample(p, name, XLR_PROM_NO_LABELS, v);
+    for (size_t i = 0; i < n; i++) {
+        xlr_prom_family(p, pm[i].name, pm[i].type, pm[i].help);
+        xlr_prom_sample(p, pm[i].name, XLR_PROM_NO_LABELS, pm[i].v);
+    }
 }
 
 static void format(const xlrd *d, xlr_prom *p, bool running)
@@ -131,18 +133,76 @@ static void format(const xlrd *d, xlr_prom *p, bool running)
         backed_off += d->doms[i].failures > 0;
     }
 
-    gauge(p, "xl_reaper_daemon_up",
-          "1 while xl-reaperd runs; 0 once it has stopped cleanly.", running);
-    gauge(p, "xl_reaper_daemon_start_time_seconds",
-          "When xl-reaperd started (Unix time).", m->start_s);
-    gauge(p, "xl_reaper_metrics_timestamp_seconds",
+    const plain_metric head[] = {
+        { "xl_reaper_daemon_up", "gauge",
+          "1 while xl-reaperd runs; 0 once it has stopped cleanly.",
+          (double)running },
+        { "xl_reaper_daemon_start_time_seconds", "gauge",
+          "When xl-reaperd started (Unix time).", (double)m->start_s },
+        { "xl_reaper_metrics_timestamp_seconds", "gauge",
           "When xl-reaperd wrote this file (Unix time); it does at least "
           "every 5 s while it runs.",
-          wall_s());
-    gauge(p, "xl_reaper_xenstore_connected",
+          wall_s() },
+        { "xl_reaper_xenstore_connected", "gauge",
           "1 while xl-reaperd is connected to xenstore (it learns of deaths "
           "from @releaseDomain).",
-          d->xsh != NULL);
+          (double)(d->xsh != NULL) },
+    };
+    const plain_metric tail[] = {
+        { "xl_reaper_sweep_errors_total", "counter",
+          "Sweeps that could not finish (a census or a domain list "
+          "failed); the next one tries again.",
+          (double)m->sweep_errors },
+        { "xl_reaper_lock_failures_total", "counter",
+          "Times the reaper lock could not be had in lock_timeout_ms "
+          "(the reap waits for the next sweep).",
+          (double)m->lock_failures },
+        { "xl_reaper_last_sweep_timestamp_seconds", "gauge",
+          "When the last full or window sweep ended (Unix time; 0: none "
+          "yet).  Alert when it is older than a few sweep_interval_s.",
+          (double)m->last_sweep_s },
+        { "xl_reaper_last_sweep_duration_seconds", "gauge",
+          "How long the last full or window sweep took.",
+          (double)m->last_sweep_duration_s },
+        { "xl_reaper_dead_uids_with_tasks", "gauge",
+          "DM uids of dead domids that the last full or window sweep found "
+          "with tasks (each was reaped).",
+          (double)m->last_sweep_dead_uids },
+        { "xl_reaper_dead_uid_tasks_found_total", "counter",
+          "Tasks the sweeps found under the uids of dead domids: what "
+          "their /proc censuses saw, or one for a uid only the kernel "
+          "counted tasks in (sightings: a fork racer's task may be seen "
+          "twice).",
+          (double)m->dead_tasks_found },
+        { "xl_reaper_uids_pending_retry", "gauge",
+          "DM uids whose last reap had no verdict: the next sweep tries "
+          "again.",
+          (double)retry },
+        { "xl_reaper_events_written_total", "counter",
+          "Event lines written to the events file.",
+          (double)m->events_written },
+        { "xl_reaper_events_dropped_total", "counter",
+          "Events dropped, never written: the events file could not be "
+          "written and the in-memory queue (1024 events) was full.",
+          (double)m->events_dropped },
+        { "xl_reaper_event_write_errors_total", "counter",
+          "Failed writes of the events file (each event stays queued and "
+          "is written again).",
+          (double)m->event_write_errors },
+        { "xl_reaper_events_queued", "gauge",
+          "Events waiting in memory for the events file to be writable.",
+          (double)d->q_len },
+        { "xl_reaper_intents_redone_total", "counter",
+          "Reaps an earlier run of the daemon began and did not finish "
+          "(killed, or the host went down), done again at start.",
+          (double)m->intents_redone },
+        { "xl_reaper_uids_backed_off", "gauge",
+          "DM uids whose reaps left tasks alive (stuck) and that are now "
+          "tried again after a doubling delay, not at every sweep.",
+          (double)backed_off },
+    };
+
+    plain(p, head, sizeof(head) / sizeof(head[0]));
 
     xlr_prom_family(p, "xl_reaper_reaps_total", "counter",
                     "Reaps of a dead domain's DM uid, by what started them "
@@ -194,57 +254,7 @@ static void format(const xlrd *d, xlr_prom *p, bool running)
         xlr_prom_sample(p, "xl_reaper_sweeps_total",
                         XLR_PROM_LABELS("kind", sweep_names[k]),
                         (double)m->sweeps[k]);
-    counter(p, "xl_reaper_sweep_errors_total",
-            "Sweeps that could not finish (a census or a domain list "
-            "failed); the next one tries again.",
-            (double)m->sweep_errors);
-    counter(p, "xl_reaper_lock_failures_total",
-            "Times the reaper lock could not be had in lock_timeout_ms "
-            "(the reap waits for the next sweep).",
-            (double)m->lock_failures);
-    gauge(p, "xl_reaper_last_sweep_timestamp_seconds",
-          "When the last full or window sweep ended (Unix time; 0: none "
-          "yet).  Alert when it is older than a few sweep_interval_s.",
-          m->last_sweep_s);
-    gauge(p, "xl_reaper_last_sweep_duration_seconds",
-          "How long the last full or window sweep took.",
-          m->last_sweep_duration_s);
-    gauge(p, "xl_reaper_dead_uids_with_tasks",
-          "DM uids of dead domids that the last full or window sweep found "
-          "with tasks (each was reaped).",
-          m->last_sweep_dead_uids);
-    counter(p, "xl_reaper_dead_uid_tasks_found_total",
-            "Tasks the sweeps found under the uids of dead domids: what "
-            "their /proc censuses saw, or one for a uid only the kernel "
-            "counted tasks in (sightings: a fork racer's task may be seen "
-            "twice).",
-            (double)m->dead_tasks_found);
-    gauge(p, "xl_reaper_uids_pending_retry",
-          "DM uids whose last reap had no verdict: the next sweep tries "
-          "again.",
-          retry);
-    counter(p, "xl_reaper_events_written_total",
-            "Event lines written to the events file.",
-            (double)m->events_written);
-    counter(p, "xl_reaper_events_dropped_total",
-            "Events dropped, never written: the events file could not be "
-            "written and the in-memory queue (1024 events) was full.",
-            (double)m->events_dropped);
-    counter(p, "xl_reaper_event_write_errors_total",
-            "Failed writes of the events file (each event stays queued and "
-            "is written again).",
-            (double)m->event_write_errors);
-    gauge(p, "xl_reaper_events_queued",
-          "Events waiting in memory for the events file to be writable.",
-          d->q_len);
-    counter(p, "xl_reaper_intents_redone_total",
-            "Reaps an earlier run of the daemon began and did not finish "
-            "(killed, or the host went down), done again at start.",
-            (double)m->intents_redone);
-    gauge(p, "xl_reaper_uids_backed_off",
-          "DM uids whose reaps left tasks alive (stuck) and that are now "
-          "tried again after a doubling delay, not at every sweep.",
-          backed_off);
+    plain(p, tail, sizeof(tail) / sizeof(tail[0]));
 }
 
 void xlrd_metrics_write(xlrd *d, bool running)

@@ -1,0 +1,336 @@
+# SPDX-License-Identifier: LGPL-2.1-only
+# (9) libvirt's Xen driver as the toolstack: libvirtd with Debian's
+# libvirt-daemon-driver-xen, `virsh create` of an HVM guest whose
+# <emulator> is the wrapper.  libvirt asks libxl for no dm_restrict, so
+# the DM line has no uid switch, chroot or -xen-domid-restrict: the
+# wrapper adds the uid switch, and with add_dm_restrict = 1 the other
+# two.  Both ways, the DM runs under its own uid, a fork racer planted in
+# that uid is gone within REAP_MS of `virsh destroy` (xl-reaperd), and
+# each of libvirt's operations (console, VNC, cdrom change, reboot, save
+# and restore) is tried: what works is asserted, what does not is said
+# (docs/qemu-deprivilege.pandoc, "With libvirt", has the table).
+. /e2e/lib.sh
+need_prog "$WRAPPER"
+need_prog /usr/sbin/xl-reaper
+need_prog /usr/sbin/libvirtd
+need_prog /usr/bin/virsh
+
+CONF=/etc/xen/xl-reaper.conf
+cp "$CONF" "$RUN/xl-reaper.conf.orig"
+URI=xen:///system
+
+# set_key 0|1: add_dm_restrict in the config the wrapper reads.
+set_key() {
+    { grep -v '^add_dm_restrict' "$RUN/xl-reaper.conf.orig"
+      echo "add_dm_restrict = $1"; } >"$CONF"
+}
+
+# What each operation does under the wrapper, as measured on both images
+# (E2E_XEN), with the key off (0) and on (1): "works" is asserted;
+# "fails" is tried and said, and said again, loudly, if it starts to
+# work (then this table is out of date).
+expect() {
+    case $1:$2:$E2E_XEN in
+    # QEMU 10 under -xen-domid-restrict exits "Duplicate device ID
+    # 'xen-vkbd-0'" for libxl's default vkbd of an HVM guest, which
+    # libvirt cannot turn off (xl's vkb_device = 0; images/4.20).
+    start:1:4.20) echo fails ;;
+    start:* | console:* | vnc:*) echo works ;;
+    # libxl 4.17 fails to change the medium of a QEMU that switched uid
+    # but has no -xen-domid-restrict ("libxenlight failed to change
+    # media"), and changes it with the key on; 4.20 with the key off.
+    cdrom:0:4.17) echo fails ;;
+    cdrom:*) echo works ;;
+    # libxl reboots an HVM guest through its PV drivers; this one has
+    # none (SeaBIOS, no OS), so reboot says nothing of the wrapper.
+    reboot:*) echo fails ;;
+    # 4.17: the restore of a restricted DM fails ("libxenlight failed to
+    # restore domain"); with the key off a fresh guest's save and restore
+    # worked, one resumed after the other operations did not resume.
+    save:1:4.17) echo fails ;;
+    save:0:4.20) echo works ;;
+    *) echo try ;;
+    esac
+}
+
+# op NAME KEY DESC CMD...: one of libvirt's operations, judged by expect.
+op() {
+    _n=$1 _k=$2 _d=$3
+    shift 3
+    _e=$(expect "$_n" "$_k")
+    _r=0
+    "$@" >"$RUN/op.out" 2>&1 || _r=$?
+    _why=$(tail -n 2 "$RUN/op.out" | tr '\n' ' ' | cut -c1-200)
+    if [ "$_r" = 0 ]; then
+        case $_e in
+        works) pass "key $_k: $_d works" ;;
+        *) diag "key $_k: $_d WORKS (expected: $_e): $_why" ;;
+        esac
+        echo "$_n key=$_k works" >>"$RUN/ops"
+    else
+        case $_e in
+        works) fail "key $_k: $_d (rc=$_r: $_why)" ;;
+        *) diag "key $_k: $_d does not work (rc=$_r): $_why" ;;
+        esac
+        echo "$_n key=$_k fails" >>"$RUN/ops"
+        libxl_said
+    fi
+}
+
+# The e2e machine's CPU is TCG's qemu64 (tests/e2e/run) seen through
+# Xen, which lacks a feature of every model in libvirt's cpu_map, qemu64
+# included: libvirt's libxl driver then refuses to load ("x86Decode:
+# Cannot find suitable CPU model", measured on 4.17).  A model with no
+# feature of its own, for this emulated machine only (a real CPU has
+# its model).
+cpu_model_for_tcg() {
+    _m=/usr/share/libvirt/cpu_map
+    [ -f "$_m/index.xml" ] || return 0
+    grep -q x86_e2e-tcg "$_m/index.xml" && return 0
+    printf '%s\n' '<cpus>' "  <model name='e2e-tcg'>" \
+        "    <decode host='on' guest='on'/>" '  </model>' '</cpus>' \
+        >"$_m/x86_e2e-tcg.xml"
+    sed -i "s|^\( *\)<include filename='x86_qemu64.xml'/>|&\n\1<include filename='x86_e2e-tcg.xml'/>|" \
+        "$_m/index.xml"
+    diag "cpu_map: $(grep -c x86_e2e-tcg "$_m/index.xml") include of x86_e2e-tcg.xml"
+}
+
+# What libxl said last, through libvirt's libxl driver log.
+LIBXL_LOG=/var/log/libvirt/libxl/libxl-driver.log
+libxl_said() {
+    grep -a -E ' (error|warning|critical) *: ' "$LIBXL_LOG" 2>/dev/null |
+        tail -n 3 >"$RUN/libxl-said" || true
+    diag_tail "$RUN/libxl-said" 3
+    : >"$LIBXL_LOG" 2>/dev/null || true
+}
+
+libvirt_start() {
+    cpu_model_for_tcg
+    # Debian 12's libvirt-daemon depends on the QEMU driver, whose start
+    # fails without libvirt-daemon-system's user libvirt-qemu, and one
+    # driver's failure stops libvirtd: only the Xen driver is wanted.
+    for _q in /usr/lib/*/libvirt/connection-driver/libvirt_driver_qemu.so; do
+        [ ! -e "$_q" ] || mv "$_q" "$_q.e2e-off"
+    done
+    # dom0's memory is fixed (dom0_mem=...,max:...): libvirt must not try
+    # to balloon it down for a guest.
+    mkdir -p /etc/libvirt
+    echo 'autoballoon = 0' >/etc/libvirt/libxl.conf
+    (LIBVIRT_LOG_OUTPUTS="3:stderr" libvirtd >"$RUN/libvirtd.log" 2>&1 &
+        echo $! >"$RUN/libvirtd.pid")
+    LVPID=$(cat "$RUN/libvirtd.pid")
+    echo "$LVPID" >>"$STATE/pids"
+    if poll 90000 virsh -q -c "$URI" version; then
+        pass "libvirtd (pid $LVPID) answers on $URI"
+        diag "$(bounded virsh -c "$URI" version 2>&1 | tr '\n' ' ' | cut -c1-200)"
+    else
+        fail "libvirtd did not answer on $URI within 90 s"
+        diag_tail "$RUN/libvirtd.log" 10
+        exit 1
+    fi
+}
+
+# guest_xml NAME: the scenarios' tiny HVM guest, as libvirt describes it.
+guest_xml() {
+    cat >"$RUN/$1.xml" <<EOF
+<domain type='xen'>
+  <name>$1</name>
+  <memory unit='MiB'>32</memory>
+  <vcpu>1</vcpu>
+  <os><type arch='x86_64' machine='xenfv'>hvm</type></os>
+  <features><acpi/><apic/><pae/></features>
+  <on_poweroff>destroy</on_poweroff>
+  <on_reboot>preserve</on_reboot>
+  <on_crash>preserve</on_crash>
+  <devices>
+    <emulator>$WRAPPER</emulator>
+    <disk type='file' device='cdrom'>
+      <driver name='qemu' type='raw'/>
+      <source file='$RUN/a.iso'/>
+      <target dev='hdc' bus='ide'/>
+      <readonly/>
+    </disk>
+    <serial type='pty'><target port='0'/></serial>
+    <console type='pty'><target type='serial' port='0'/></console>
+    <graphics type='vnc' port='-1' autoport='yes' listen='127.0.0.1'/>
+  </devices>
+</domain>
+EOF
+    echo "$RUN/$1.xml"
+}
+
+# dm_of NAME: sets DOMID, DMPID, DMUID, DMGID of libvirt's domain NAME.
+dm_of() {
+    DOMID=$(bounded virsh -q -c "$URI" domid "$1" | tr -d ' ')
+    echo "$DOMID" >>"$STATE/domids"
+    DMPID=$(bounded xenstore-read "/local/domain/$DOMID/image/device-model-pid")
+    cli_ids "$DOMID"
+}
+
+# dm_checks KEY: the DM is QEMU exec'd in place, under its own uid, with
+# what the wrapper added, said in its one log line.
+dm_checks() {
+    _log=/var/log/xen/qemu-dm-$NAME.log
+    check "key $1: DM is $QEMU, exec'd in place" \
+        test "$(readlink "/proc/$DMPID/exe")" = "$QEMU"
+    check "key $1: DM real/effective/saved/fs uid all $DMUID" \
+        all_four "$(proc_uids "$DMPID")" "$DMUID"
+    check "key $1: DM uid $DMUID = range base + domid $DOMID" \
+        test "$DMUID" = "$(expected_uid "$DOMID")"
+    check "key $1: DM has NoNewPrivs" \
+        grep -q '^NoNewPrivs:[[:space:]]*1' "/proc/$DMPID/status"
+    _cmd=$(dm_cmdline "$DMPID")
+    diag "key $1: DM cmdline: $(echo "$_cmd" | cut -c1-600)"
+    grep -a 'added:' "$_log" >"$RUN/added" 2>/dev/null || true
+    diag_tail "$RUN/added" 2
+    check "key $1: the wrapper said what it added, in one line ($_log)" \
+        test "$(wc -l <"$RUN/added")" = 1
+    check "key $1: that line names the uid switch it added" \
+        grep -q -- "added: $(dm_user_arg "$DMUID" "$DMGID")" "$RUN/added"
+    _n=$(echo "$_cmd" | tr ' ' '\n' | grep -c '^-xen-domid-restrict$' || true)
+    if [ "$1" = 1 ]; then
+        check "key 1: DM has -xen-domid-restrict, once" test "$_n" = 1
+        case "$_cmd " in
+        *" $(dm_chroot_arg "$DOMID") "*) pass "key 1: DM chroots with '$(dm_chroot_arg "$DOMID")'" ;;
+        *) fail "key 1: DM lacks '$(dm_chroot_arg "$DOMID")'" ;;
+        esac
+        check "key 1: the DM's root is its chroot" \
+            test "$(readlink "/proc/$DMPID/root")" = \
+            "$(readlink -f "/var/run/xen/qemu-root-$DOMID")"
+    else
+        check "key 0: DM has no -xen-domid-restrict (libvirt's line)" \
+            test "$_n" = 0
+        check "key 0: the wrapper said it did not add -xen-domid-restrict" \
+            grep -q 'not -xen-domid-restrict (add_dm_restrict = 0)' "$RUN/added"
+    fi
+}
+
+vnc_banner() {
+    _p=$(bounded virsh -q -c "$URI" vncdisplay "$1" | sed -n 's/.*:\([0-9][0-9]*\)$/\1/p')
+    [ -n "$_p" ] || { echo "no VNC display"; return 1; }
+    _b=$(timeout 10 bash -c "exec 3<>/dev/tcp/127.0.0.1/$((5900 + _p)) && head -c 12 <&3") || true
+    echo "display :$_p: '$_b'"
+    case $_b in RFB\ *) return 0 ;; esac
+    return 1
+}
+
+console_pty() {
+    _t=$(bounded virsh -q -c "$URI" ttyconsole "$1") || return 1
+    echo "pty $_t"
+    test -c "$_t" || return 1
+    # The DM holds the pty's master.
+    ls -l "/proc/$DMPID/fd" 2>/dev/null | grep -q ptmx
+}
+
+cdrom_change() {
+    bounded virsh -q -c "$URI" change-media "$1" hdc "$RUN/b.iso" --update \
+        --live || return 1
+    # QEMU opened the new image (by name or by a descriptor libxl gave).
+    poll 10000 sh -c "ls -l /proc/$DMPID/fd | grep -q b.iso" ||
+        { echo "the DM has no b.iso open"; return 1; }
+}
+
+do_reboot() { bounded virsh -q -c "$URI" reboot "$1"; }
+
+# save_restore NAME: libvirt's save, then restore (a new domid).
+save_restore() {
+    _old=$DMUID
+    rm -f "$RUN/$1.save"
+    # libvirt saves only a running domain ("has to be running because
+    # libxenlight will suspend it"); it is paused again by the restore.
+    bounded virsh -q -c "$URI" resume "$1" || return 1
+    bounded virsh -q -c "$URI" save "$1" "$RUN/$1.save" || return 1
+    uid_empty "$_old" "$REAP_MS" >/dev/null ||
+        { echo "saved: DM uid $_old not empty within $REAP_MS ms"; return 1; }
+    bounded virsh -q -c "$URI" restore --paused "$RUN/$1.save" || return 1
+    rm -f "$RUN/$1.save"
+    dm_of "$1"
+    all_four "$(proc_uids "$DMPID")" "$DMUID" ||
+        { echo "restored DM not under its uid $DMUID"; return 1; }
+}
+
+# QEMU's VNC server listens on 127.0.0.1, which dom0-init leaves down.
+ip link set lo up
+dd if=/dev/zero of="$RUN/a.iso" bs=64k count=16 2>/dev/null
+dd if=/dev/zero of="$RUN/b.iso" bs=64k count=16 2>/dev/null
+: >"$RUN/ops"
+daemon_start
+libvirt_start
+
+for key in 0 1; do
+    set_key "$key"
+    NAME=e2e-lv$key
+    rm -f "/var/log/xen/qemu-dm-$NAME.log"
+    t0=$(now_ms)
+    # Paused: the DM runs, SeaBIOS does not (no CPU burnt under TCG).
+    if ! bounded virsh -q -c "$URI" create --paused "$(guest_xml "$NAME")" \
+        >"$RUN/create-$NAME.log" 2>&1; then
+        if [ "$(expect start "$key")" = works ]; then
+            fail "key $key: virsh create $NAME"
+        else
+            diag "key $key: virsh create $NAME does not work"
+        fi
+        echo "start key=$key fails" >>"$RUN/ops"
+        diag_tail "$RUN/create-$NAME.log" 4
+        dm_logs "$NAME"
+        diag_tail "$RUN/libvirtd.log" 6
+        continue
+    fi
+    echo "start key=$key works" >>"$RUN/ops"
+    pass "key $key: virsh create $NAME ($(($(now_ms) - t0)) ms)"
+    dm_of "$NAME"
+    dm_checks "$key"
+    if [ "$key" = 1 ]; then
+        assert_audit "with libvirt's domain $DOMID (add_dm_restrict = 1)"
+    else
+        # Without -xen-domid-restrict QEMU keeps Xen handles for every
+        # domain: the audit is expected to say so.
+        _r=0
+        timeout 120 xl-reaper audit --tap >"$RUN/audit.tap" 2>&1 || _r=$?
+        diag "key 0: xl-reaper audit exits $_r; its findings:"
+        grep '^not ok' "$RUN/audit.tap" | cut -c1-200 | head -n 6 |
+            while IFS= read -r l; do diag "  $l"; done
+    fi
+
+    op console "$key" "console (virsh ttyconsole, the DM's pty)" \
+        console_pty "$NAME"
+    op vnc "$key" "VNC (virsh vncdisplay, the RFB banner)" vnc_banner "$NAME"
+    op cdrom "$key" "cdrom change (virsh change-media --update)" \
+        cdrom_change "$NAME"
+    op reboot "$key" "reboot (virsh reboot; the guest has no PV drivers)" \
+        do_reboot "$NAME"
+    if ! domain_exists "$DOMID"; then
+        fail "key $key: domain $NAME gone after the operations"
+        continue
+    fi
+
+    # The compromised DM: a fork racer in its uid; libvirt's destroy
+    # kills the DM by pid only, xl-reaperd the uid.
+    start_racer "lv$key" "$DMUID" "$DMGID"
+    check "key $key: virsh destroy $NAME" virsh -q -c "$URI" destroy "$NAME"
+    assert_reaped "lv$key" "$DMUID" "$REAP_MS" \
+        "key $key: virsh destroy + xl-reaperd"
+    assert_event "$DOMID" 5000
+
+    # Save and restore last, on a guest of their own: a failed save can
+    # leave the domain gone.
+    if bounded virsh -q -c "$URI" create --paused "$RUN/$NAME.xml" \
+        >"$RUN/create-$NAME.log" 2>&1; then
+        dm_of "$NAME"
+        op save "$key" "save and restore (virsh save, virsh restore)" \
+            save_restore "$NAME"
+        bounded virsh -q -c "$URI" destroy "$NAME" >/dev/null 2>&1 || true
+        check "key $key: DM uid $DMUID empty within $REAP_MS ms of the last destroy" \
+            uid_empty "$DMUID" "$REAP_MS"
+    else
+        fail "key $key: virsh create $NAME again, for save and restore"
+    fi
+done
+
+diag "libvirt's operations under the wrapper on Xen $E2E_XEN:" \
+    "$(tr '\n' ';' <"$RUN/ops")"
+cp "$RUN/xl-reaper.conf.orig" "$CONF"
+kill -TERM "$LVPID" 2>/dev/null || true
+poll 10000 pid_gone "$LVPID" || kill -KILL "$LVPID" 2>/dev/null || true
+check "xl-reaperd still running" pid_alive "$DAEMON"
+daemon_stop

@@ -746,6 +746,13 @@ _hidden unsigned xlreaper__qemu_help_features(const char *text, size_t len);
 _hidden int xlreaper__qemu_probe(xlreaper_ctx *ctx, uint32_t domid,
                                  const char *path, unsigned *features_r);
 
+/*
+ * add_dm_restrict: removes from xenstore the vkbd libxl gave domid,
+ * which QEMU under -xen-domid-restrict cannot serve
+ * (xlreaper_vkbd.c).  Bounded; says what it did; never fails.
+ */
+_hidden void xlreaper__drop_vkbd(xlreaper_ctx *ctx, uint32_t domid);
+
 /* ---------- spawn: descriptors and cgroups ---------- */
 
 /* Closes every descriptor but 0-2 and keep (every one above 2 when keep

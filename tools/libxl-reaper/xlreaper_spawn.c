@@ -196,6 +196,9 @@ static int prepare(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan,
         LOGD(ERROR, plan->domid, "spawning a device model needs root");
         return XLREAPER_ERROR_PERM;
     }
+    /* Before the lock: xenstore is waited for, with a deadline. */
+    if (plan->drop_vkbd)
+        xlreaper__drop_vkbd(ctx, plan->domid);
     /* Not while a reap of the uid is between its rounds: the DM would
      * die in its next one (xlreaper_lock.c). */
     rc = xlreaper__lock_acquire_unmarked(ctx, plan->uid, lock_r);

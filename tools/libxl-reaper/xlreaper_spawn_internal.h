@@ -80,6 +80,8 @@ struct xlreaper_spawn_plan {
     int exe_fd;       /* O_PATH to path, for execveat in the chroot */
     char *make_chroot; /* runas: QEMU's chroot, made by the spawn
                         * (add_dm_restrict), or NULL */
+    bool drop_vkbd;    /* -xen-domid-restrict added: the spawn takes
+                        * out the domain's vkbd (xlreaper_vkbd.c) */
     char *cgroup_parent;
     xlreaper__setid_filter setid; /* built here, installed by the child */
 };

@@ -471,8 +471,10 @@ static int plan_runas(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
     /* Where the line lacks it (libvirt's: libxl without dm_restrict),
      * and the config asks for it.  QEMU restricts its Xen handles to
      * the domain once it has set up, before it drops root. */
-    if (!rc && ctx->cfg->add_dm_restrict && !cl->domid_restrict)
+    if (!rc && ctx->cfg->add_dm_restrict && !cl->domid_restrict) {
         rc = extra_flag(x, "-xen-domid-restrict");
+        plan->drop_vkbd = true;
+    }
     if (!rc && x->num && cl->last_unknown) {
         LOGD(ERROR, plan->domid,
              "the command line ends with %.64s, which may take what "

@@ -15,7 +15,9 @@ CFLAGS_ALL += -I$(HOOKS)/common
 # bare exec'd kill it verifies.  Only destroy, audit and the daemon call
 # libxenlight.  So:
 # - xl-reaper (uid, spawn, kill, status, check) and qemu-dm-restrict are
-#   linked without libxenlight and libxenstore.  They must parse the
+#   linked without libxenlight.  libxenstore (and its libxentoolcore),
+#   small, they link for add_dm_restrict, whose spawn edits xenstore
+#   (xlreaper_vkbd.c).  They must parse the
 #   config with libxlutil, and Debian's libxlutil.so NEEDs libxenlight:
 #   a dynamic libxlutil maps all of it whatever is called, so splitting
 #   the commands or our library alone gains nothing.  libxlutil alone is
@@ -40,7 +42,7 @@ CFLAGS_ALL += -I$(HOOKS)/common
 # check that they do not (xlu_cfg_static.c's definition of a libxenlight
 # function would otherwise interpose libxenlight's own).
 CORE_LIBS = -Wl,--as-needed $(call obj,$(HOOKS)/common/xlu_cfg_static.c) \
-	-l:libxlutil.a -lxentoollog -lyajl -lpthread
+	-l:libxlutil.a -lxentoollog -lxenstore -lyajl -lpthread
 core_check = @if readelf -d $(1) | grep -Eq 'NEEDED.*lib(xenlight|xlutil|xenctrl)'; \
 	then echo "$(1): loads libxenlight (see hooks.mk)" >&2; rm -f $(1); exit 1; fi
 

@@ -753,6 +753,15 @@ _hidden int xlreaper__qemu_probe(xlreaper_ctx *ctx, uint32_t domid,
  */
 _hidden void xlreaper__drop_vkbd(xlreaper_ctx *ctx, uint32_t domid);
 
+/*
+ * add_dm_restrict, a DM exec'd in place: forks a watcher that writes
+ * "running" to device-model/<domid>/state once this process (QEMU by
+ * then) runs under uid, for a libxl that waits for it and a QEMU that
+ * does not write it restricted (xlreaper_dm_ready.c).  Never fails.
+ */
+_hidden void xlreaper__dm_ready_later(xlreaper_ctx *ctx, uint32_t domid,
+                                      uid_t uid);
+
 /* ---------- spawn: descriptors and cgroups ---------- */
 
 /* Closes every descriptor but 0-2 and keep (every one above 2 when keep

@@ -196,7 +196,10 @@ static int prepare(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan,
         LOGD(ERROR, plan->domid, "spawning a device model needs root");
         return XLREAPER_ERROR_PERM;
     }
-    /* Before the lock: xenstore is waited for, with a deadline. */
+    /* Before the lock, which the watcher must not inherit, and before
+     * drop_vkbd's thread: xenstore is waited for, with a deadline. */
+    if (plan->drop_vkbd && !forked)
+        xlreaper__dm_ready_later(ctx, plan->domid, plan->uid);
     if (plan->drop_vkbd)
         xlreaper__drop_vkbd(ctx, plan->domid);
     /* Not while a reap of the uid is between its rounds: the DM would

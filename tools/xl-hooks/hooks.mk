@@ -17,7 +17,7 @@ CFLAGS_ALL += -I$(HOOKS)/common
 # - xl-reaper (uid, spawn, kill, status, check) and qemu-dm-restrict are
 #   linked without libxenlight.  libxenstore (and its libxentoolcore),
 #   small, they link for add_dm_restrict, whose spawn edits xenstore
-#   (xlreaper_vkbd.c).  They must parse the
+#   (xlreaper_vkbd.c, xlreaper_dm_ready.c).  They must parse the
 #   config with libxlutil, and Debian's libxlutil.so NEEDs libxenlight:
 #   a dynamic libxlutil maps all of it whatever is called, so splitting
 #   the commands or our library alone gains nothing.  libxlutil alone is

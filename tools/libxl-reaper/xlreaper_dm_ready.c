@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
+/*
+ * xlreaper_dm_ready.c - add_dm_restrict: tell libxl that the DM is up,
+ * as QEMU no longer does once it is restricted.
+ *
+ * libxl without dm_restrict (libvirt's) gives QEMU its QMP socket by
+ * path and waits for QEMU to write "running" to
+ * device-model/<domid>/state; with dm_restrict it passes a pre-opened
+ * QMP socket and asks QEMU there.  QEMU writes that node from a run
+ * state handler that QEMU 10 does not install under
+ * -xen-domid-restrict ("the XenStore write would fail when running
+ * restricted"): a line to which we added the restriction gets no
+ * "running", libxl gives up after its start timeout and kills the DM
+ * (measured on Debian 13).  QEMU 7.2 writes it before it restricts
+ * itself.
+ *
+ * So a watcher, forked before the exec and holding nothing of ours,
+ * waits for the DM (this very process, QEMU once exec'd) to have
+ * switched to its uid, which QEMU does last, after its machine is up
+ * and restricted: a fact the kernel gives (/proc/PID/status), not
+ * something the DM says.  Then it writes "running" where QEMU would
+ * have, in a transaction that finds the domain still there, and exits.
+ * It gives up when the DM exits (its pidfd) or after WAIT_S; each
+ * xenstore call is bounded by an alarm.  A second "running" (QEMU 7.2
+ * wrote its own) changes nothing.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <xenstore.h>
+
+#include "xlreaper_internal.h"
+
+#define WAIT_S 300 /* libxl's own start timeout is shorter */
+#define XS_ALARM_S 10
+#define XS_TRIES 5
+
+/* All four uids of pid are uid. */
+static bool switched(pid_t pid, uid_t uid)
+{
+    char path[64], line[256];
+    unsigned long r, e, s, f;
+    bool yes = false;
+    FILE *fp;
+
+    snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+    fp = fopen(path, "re");
+    if (!fp)
+        return false;
+    while (fgets(line, sizeof(line), fp))
+        if (sscanf(line, "Uid: %lu %lu %lu %lu", &r, &e, &s, &f) == 4) {
+            yes = r == uid && e == uid && s == uid && f == uid;
+            break;
+        }
+    fclose(fp);
+    return yes;
+}
+
+/* 0 written, 1 the domain is gone, -1 failed. */
+static int write_running(uint32_t domid)
+{
+    char dom[64], node[64];
+    struct xs_handle *h;
+    int ret = -1;
+
+    snprintf(dom, sizeof(dom), "/local/domain/%u/domid", domid);
+    snprintf(node, sizeof(node), "device-model/%u/state", domid);
+    alarm(XS_ALARM_S);
+    h = xs_open(0);
+    for (int i = 0; h && i < XS_TRIES && ret < 0; i++) {
+        xs_transaction_t t = xs_transaction_start(h);
+        unsigned len = 0;
+        char *v;
+
+        if (t == XBT_NULL)
+            break;
+        v = xs_read(h, t, dom, &len);
+        ret = !v ? 1 : xs_write(h, t, node, "running", 7) ? 0 : -1;
+        free(v);
+        if (!xs_transaction_end(h, t, ret != 0) && ret == 0) {
+            ret = -1;
+            if (errno != EAGAIN)
+                break;
+        }
+    }
+    if (h)
+        xs_close(h);
+    alarm(0);
+    return ret;
+}
+
+static void watch(xlreaper_ctx *ctx, uint32_t domid, pid_t dm, uid_t uid)
+{
+    struct timespec t0, now;
+    int pfd = (int)syscall(SYS_pidfd_open, dm, 0);
+    int r;
+
+    if (pfd < 0) {
+        LOGED(WARN, domid, "pidfd_open of the DM: not telling libxl it runs");
+        return;
+    }
+    xlreaper__close_all_but(pfd);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        struct pollfd p = { .fd = pfd, .events = POLLIN };
+
+        if (poll(&p, 1, 50) > 0)
+            return; /* the DM exited */
+        if (switched(dm, uid))
+            break;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - t0.tv_sec > WAIT_S) {
+            LOGD(WARN, domid,
+                 "the DM did not switch to uid %lu within %d s: not "
+                 "telling libxl it runs",
+                 (unsigned long)uid, WAIT_S);
+            return;
+        }
+    }
+    r = write_running(domid);
+    if (r < 0)
+        LOGD(WARN, domid, "could not write device-model/%u/state", domid);
+    else if (r == 0)
+        LOGD(NOTICE, domid,
+             "the DM runs under uid %lu, restricted: wrote \"running\" to "
+             "device-model/%u/state for libxl, as QEMU does when not "
+             "under -xen-domid-restrict",
+             (unsigned long)uid, domid);
+}
+
+void xlreaper__dm_ready_later(xlreaper_ctx *ctx, uint32_t domid, uid_t uid)
+{
+    pid_t dm = getpid(), c;
+    int st;
+
+    c = fork();
+    if (c < 0) {
+        LOGED(WARN, domid, "fork: not telling libxl the DM runs");
+        return;
+    }
+    if (c == 0) {
+        /* Twice, so that the watcher is no child of the DM's. */
+        pid_t g = fork();
+        if (g == 0) {
+            watch(ctx, domid, dm, uid);
+            _exit(0);
+        }
+        _exit(g < 0);
+    }
+    while (waitpid(c, &st, 0) < 0 && errno == EINTR)
+        ;
+}

@@ -193,8 +193,26 @@ static XLREAPER__HELPER_CODE int set_nproc(const nproc_asker *q, rlim_t soft)
 /*
  * Leaves the task (uid, uid, 0), marked.  Precondition: saved uid 0.
  * The real uid goes to 0 and back, so that it changes even when it is
- * uid already; the last change is made without effective capabilities.
- * 0 or -errno.
+ * uid already (the kernel marks only on a change of the real uid); the
+ * last change is made without effective capabilities (kernels that
+ * once skipped the mark for a capable caller judged the caller's
+ * capabilities before the change).  0 or -errno.
+ *
+ * PDEATHSIG is armed again once, after the second call, not after
+ * each.  commit_creds() (kernel/cred.c) clears it when the euid, egid,
+ * fsuid or fsgid changes or the permitted capabilities grow; a signal
+ * is allowed (kill_ok_by_cred, kernel/signal.c) when the sender's real
+ * or effective uid is our real or saved uid.  So:
+ *  - (0, 0, s): clears it (the euid changes), but no DM task can
+ *    signal a task whose real and saved uids are 0;
+ *  - (0, uid, 0): clears it again, and still no task of uid can signal
+ *    us; armed here, and getppid() proves the parent still ours;
+ *  - (uid, uid, 0): the first state a task of uid can signal; only the
+ *    real uid changes, the euid and fsuid stay, the permitted set
+ *    stays (the saved uid 0 keeps it), so it stays armed.
+ * A task of uid can stop us only while PDEATHSIG is armed: if the
+ * parent then dies, we die with it, never left stopped with saved uid
+ * 0.  test_helper_orphans checks it against a DM that stops the probe.
  */
 static XLREAPER__HELPER_CODE int nproc_mark(const nproc_asker *q, uid_t uid)
 {
@@ -202,10 +220,10 @@ static XLREAPER__HELPER_CODE int nproc_mark(const nproc_asker *q, uid_t uid)
 
     /* Saved uid 0 lets the real and effective uids both go to 0 in one
      * call; the real uid 0 is never marked. */
-    if ((r = xlreaper__helper_setresuid(q->parent, 0, 0, -1)) < 0 ||
+    if ((r = xlreaper__raw(SYS_setresuid, 0, 0, -1)) < 0 ||
         (r = set_nproc(q, 0)) < 0 ||
         (r = xlreaper__helper_setresuid(q->parent, -1, uid, -1)) < 0 ||
-        (r = xlreaper__helper_setresuid(q->parent, uid, -1, -1)) < 0)
+        (r = xlreaper__raw(SYS_setresuid, uid, -1, -1)) < 0)
         return (int)r;
     return 0;
 }

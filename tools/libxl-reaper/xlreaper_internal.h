@@ -243,10 +243,11 @@ _hidden void xlreaper__child_send(int wfd, int step, int err, long detail);
  */
 _hidden void xlreaper__helper_prelude(int wfd, pid_t parent);
 /*
- * Child side, raw: after every change of a helper's ids.  The kernel
- * clears PDEATHSIG when a task's euid, egid, fsuid or fsgid changes: it
- * is set again, and the helper exits if parent is no longer its parent
- * (it died before the signal was armed again).
+ * Child side, raw: after a change of a helper's ids that clears
+ * PDEATHSIG, before a DM task can signal it.  The kernel clears it when
+ * a task's euid, egid, fsuid or fsgid changes or its permitted
+ * capabilities grow: it is set again, and the helper exits if parent is
+ * no longer its parent (it died before the signal was armed again).
  */
 _hidden void xlreaper__helper_rearm(pid_t parent);
 /* Raw setresuid in a helper, then xlreaper__helper_rearm(parent) (none

@@ -8,7 +8,8 @@
  * a small margin; a child that writes and exits is done, with what it
  * wrote; a stopped child is killed at once.  Every case is run with a
  * report-sized buffer (read once the child has exited) and a large one
- * (read as it comes), the two ways the wait reads.
+ * (read as it comes); a small one with progress_us (the kernel census)
+ * is read at each look for a stop.
  *
  * No uid is used: the children are this suite's, as root or not.
  */
@@ -18,6 +19,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,8 +40,12 @@ typedef enum {
     CHILD_STOPS,       /* stops itself */
     CHILD_FLOODS,      /* writes without end */
     CHILD_TRICKLES,    /* a byte every 60 ms, 8 of them, then exits 0 */
+    CHILD_COUNTS,      /* a byte every 200 us, COUNT_BYTES, then exits 0 */
     CHILD_FORKS_HOLDER /* exits 0, its own child keeps the pipe open */
 } child_kind;
+
+/* The kernel census's pace: a byte a uid, a uid in tens of us. */
+#define COUNT_BYTES 200
 
 static xlreaper_ctx *ctx;
 
@@ -82,6 +88,15 @@ static void __attribute__((noreturn)) child_main(child_kind kind, int wfd)
         for (int i = 0; i < 8; i++) {
             nanosleep(&tick, NULL);
             if (write(wfd, "x", 1) != 1)
+                _exit(100);
+        }
+        _exit(0);
+    case CHILD_COUNTS:
+        for (int i = 0; i < COUNT_BYTES; i++) {
+            struct timespec t = { 0, 200 * 1000 };
+
+            nanosleep(&t, NULL);
+            if (write(wfd, "0", 1) != 1)
                 _exit(100);
         }
         _exit(0);
@@ -319,6 +334,39 @@ static void test_progress_moves_deadline(void **state)
     assert_reaped(w.pid);
 }
 
+/* progress_us with a small buffer (the kernel census's run): every byte
+ * is read, but the wait wakes at its looks for a stop and at the exit,
+ * not once a byte (it did, and a census of the whole range spent a
+ * third of its system calls on it). */
+static void test_progress_read_lazily(void **state)
+{
+    char buf[256];
+    struct rusage before, after;
+    xlreaper__wait w;
+    uint64_t ms;
+    long woke;
+
+    (void)state;
+    assert_int_equal(getrusage(RUSAGE_THREAD, &before), 0);
+    assert_int_equal(wait_for(CHILD_COUNTS, buf, sizeof(buf), 0,
+                              DEADLINE_MS * 1000u, &w, &ms),
+                     0);
+    assert_int_equal(getrusage(RUSAGE_THREAD, &after), 0);
+    woke = after.ru_nvcsw - before.ru_nvcsw;
+    print_message("%d bytes in %llu ms: the wait slept %ld times\n",
+                  COUNT_BYTES, (unsigned long long)ms, woke);
+    assert_int_equal(w.end, XLREAPER__HELPER_DONE);
+    assert_int_equal(w.len, COUNT_BYTES);
+    for (unsigned i = 0; i < COUNT_BYTES; i++)
+        assert_int_equal(buf[i], '0');
+    assert_true(WIFEXITED(w.status));
+    assert_int_equal(WEXITSTATUS(w.status), 0);
+    /* Its looks 1, 2, 4, 8 and then 16 ms apart, for some 50 ms (more
+     * on a loaded host); once a byte would be COUNT_BYTES. */
+    if (woke >= COUNT_BYTES / 4)
+        fail_msg("woke %ld times for %d bytes", woke, COUNT_BYTES);
+}
+
 /* XLREAPER__WAIT_UNTIL_EOF (a child that execs): the wait ends at EOF
  * and leaves the child to the caller, unreaped; a child that never
  * reaches EOF is killed and reaped at the deadline. */
@@ -384,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_stop_waited_out),
         cmocka_unit_test(test_flood_overflows),
         cmocka_unit_test(test_progress_moves_deadline),
+        cmocka_unit_test(test_progress_read_lazily),
         cmocka_unit_test(test_until_eof),
         cmocka_unit_test(test_exited_holder_bounded),
     };

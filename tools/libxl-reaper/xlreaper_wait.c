@@ -42,6 +42,14 @@ static int si_status_word(const siginfo_t *si)
     }
 }
 
+/* Something to read on fd now, without waiting. */
+static bool ready_now(int fd)
+{
+    struct pollfd pfd = { .fd = fd, .events = POLLIN };
+
+    return poll(&pfd, 1, 0) > 0 && pfd.revents;
+}
+
 /* One read into w->buf.  False once nothing more is to be read: EOF,
  * an error, or a full buffer. */
 static bool read_some(xlreaper__wait *w)
@@ -69,6 +77,13 @@ int xlreaper__wait_bounded(xlreaper_ctx *ctx, xlreaper__wait *w)
      * report and again for the exit (bench_parts: a few percent of an
      * empty uid's reap). */
     bool after_exit = !until_eof && !w->progress_us && w->size <= PIPE_BUF;
+    /* One that reports its progress as it goes (the kernel census: a
+     * byte a uid) but writes no more than that never blocks either: its
+     * pipe is read at each look for a stop, not at each byte, which woke
+     * us once a uid (strace of a census of the whole range: a poll, a
+     * read and a waitid a uid, a third of all its system calls).  What
+     * it wrote before a stop, a kill or its exit is read after it. */
+    bool lazy = !until_eof && w->progress_us && w->size <= PIPE_BUF;
     int looks = WEXITED | WNOHANG | __WALL;
     unsigned slice_ms = 1;
     int pidfd = -1, rc;
@@ -85,10 +100,10 @@ int xlreaper__wait_bounded(xlreaper_ctx *ctx, xlreaper__wait *w)
     else /* our unreaped child: its pid cannot have been reused */
         pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
     if (pidfd < 0)
-        after_exit = false;
+        after_exit = lazy = false;
 
     for (;;) {
-        bool pipe = reading && (exited || !after_exit);
+        bool pipe = reading && (exited || !(after_exit || lazy));
         struct pollfd pfd[2];
         nfds_t n = 0;
         uint64_t now;
@@ -117,7 +132,8 @@ int xlreaper__wait_bounded(xlreaper_ctx *ctx, xlreaper__wait *w)
         }
         if (pr == 0 && slice_ms < STOP_LOOK_MAX_MS)
             slice_ms *= 2;
-        if (pipe && pr > 0 && pfd[0].revents) {
+        if ((pipe && pr > 0 && pfd[0].revents) ||
+            (lazy && reading && !exited && ready_now(w->rfd))) {
             reading = read_some(w);
             if (!reading && w->len == w->size &&
                 (w->flags & XLREAPER__WAIT_KILL_IF_FULL)) {
@@ -152,6 +168,9 @@ int xlreaper__wait_bounded(xlreaper_ctx *ctx, xlreaper__wait *w)
         rc = xlreaper__wait_child(ctx, w->pid, &w->status);
         if (rc)
             goto out;
+        /* Reaped, and a helper does not fork: the pipe ends at EOF. */
+        while (lazy && reading)
+            reading = read_some(w);
     }
     rc = 0;
     goto out;

@@ -95,6 +95,7 @@ int xlreaper__helper_start(xlreaper_ctx *ctx, const char *what,
         }
         if (pid == 0)
             xlreaper__helper_main(vm);
+        xlreaper__sched_killer_started(fn, pid);
         *pid_r = pid;
         return 0;
     }
@@ -131,6 +132,7 @@ int xlreaper__helper_start(xlreaper_ctx *ctx, const char *what,
         LOGE(ERROR, "clone for %s", what);
         return XLREAPER_ERROR_FAIL;
     }
+    xlreaper__sched_killer_started(fn, pid);
     *pid_r = pid;
     return 0;
 }

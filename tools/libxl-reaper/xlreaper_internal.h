@@ -439,6 +439,10 @@ _hidden void xlreaper__sched_boost(xlreaper__sched_saved *saved);
 _hidden void xlreaper__sched_restore(const xlreaper__sched_saved *saved);
 /* Child side: the calling task to SCHED_FIFO 1, if it may. */
 _hidden void xlreaper__sched_killer_rt(void);
+/* Parent side, right after the clone: pid to SCHED_FIFO 1 if fn is the
+ * killer (xlreaper__killer_child), if it may. */
+_hidden void xlreaper__sched_killer_started(void (*fn)(int wfd, void *arg),
+                                            pid_t pid);
 /* nice -20 for every task whose real uid is uid (after its kill). */
 _hidden void xlreaper__sched_hurry_dying(uid_t uid);
 

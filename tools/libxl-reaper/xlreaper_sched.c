@@ -14,9 +14,11 @@
  *    not held up by the racers; not real-time: with 10,000 tasks to
  *    kill, a real-time reaper reading /proc starved the very tasks it
  *    waited for of the CPU they need to exit (bench_scale);
- *  - the killer child runs SCHED_FIFO at the lowest real-time priority:
- *    its work is a few system calls, and its kill(-1) then reaches the
- *    racers without waiting for a slice among them;
+ *  - the killer child runs SCHED_FIFO at the lowest real-time priority
+ *    from birth (set by the parent right after the clone, and again by
+ *    the killer itself): its work is a few system calls, and its
+ *    kill(-1) then reaches the racers without waiting for a slice among
+ *    them;
  *  - every task with the uid as its real uid gets nice -20 too
  *    (setpriority(PRIO_USER)), so that it finishes dying ahead of the
  *    racers still alive: by the killer just before its kill(-1), while
@@ -54,6 +56,19 @@ void xlreaper__sched_boost(xlreaper__sched_saved *saved)
     if (errno)
         return;
     saved->niced = setpriority(PRIO_PROCESS, (id_t)tid, -20) == 0;
+}
+
+void xlreaper__sched_killer_started(void (*fn)(int wfd, void *arg), pid_t pid)
+{
+    struct sched_param rt = { .sched_priority = 1 };
+
+    /* The killer's own call comes only once it has had its first
+     * slice, as a new task at the default policy: perf sched timehist
+     * of bench-daemon on a loaded 2-CPU host put that wait at p99 10 ms
+     * and up to 46 ms, most of a slow reap.  From here it is real-time
+     * before it first runs.  Our unreaped child: the pid is its. */
+    if (fn == xlreaper__killer_child)
+        sched_setscheduler(pid, SCHED_FIFO, &rt);
 }
 
 void xlreaper__sched_restore(const xlreaper__sched_saved *saved)

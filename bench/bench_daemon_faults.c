@@ -306,6 +306,7 @@ int main(void)
      * first firing of @releaseDomain asks for, run before the sweep). */
     {
         unsigned max = xlreaper_max_domid(), reaped = 0, by_sweep = 0;
+        unsigned by_census = 0;
         unsigned evs = 0, once = 0, still = 0;
         uint32_t domid[LEFTOVERS];
         unsigned cnt[LEFTOVERS] = { 0 };
@@ -363,8 +364,9 @@ int main(void)
                     continue;
                 cnt[k]++;
                 evs++;
-                by_sweep += !strcmp(
-                    xlrt_json_str(l, "trigger", trig, sizeof(trig)), "sweep");
+                xlrt_json_str(l, "trigger", trig, sizeof(trig));
+                by_sweep += !strcmp(trig, "sweep");
+                by_census += !strcmp(trig, "census");
             }
         }
         for (unsigned k = 0; k < LEFTOVERS; k++)
@@ -372,13 +374,18 @@ int main(void)
         free(text);
         printf("  start sweep of the whole range (%u uids) with %u "
                "dead-uid leftovers: %.1f ms by the daemon's log, %u "
-               "reaped by it; %u events for them (%u by the start sweep, "
+               "reaped by it; %u events for them (%u by the first census, "
+               "%u by the start sweep, "
                "%u leftovers with exactly one); all %u tasks dead %.1f ms "
                "after the daemon was started; %u uids not empty\n",
-               max, LEFTOVERS, ms, reaped, evs, by_sweep, once, LEFTOVERS,
-               (double)t_empty / 1000.0, still);
+               max, LEFTOVERS, ms, reaped, evs, by_census, by_sweep, once,
+               LEFTOVERS, (double)t_empty / 1000.0, still);
         xlrt_daemon_dispose(&dm);
-        if (ms < 0 || reaped != LEFTOVERS || once != LEFTOVERS || still)
+        /* Reaped at the start, each once: by the census that
+         * xenstored's first watch event asks for (what /proc shows), or
+         * by the start sweep (what only the kernel's count finds). */
+        if (ms < 0 || by_census + by_sweep != LEFTOVERS || once != LEFTOVERS ||
+            still)
             busy++;
     }
 

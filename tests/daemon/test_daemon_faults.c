@@ -9,7 +9,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -313,10 +312,7 @@ static void test_reaper_uid_busy_at_start(void **state)
     zombie = fork();
     assert_true(zombie >= 0);
     if (zombie == 0) {
-        if (setgroups(0, NULL) || setresgid(BASE, BASE, BASE) ||
-            setresuid(BASE, BASE, BASE))
-            _exit(1);
-        _exit(0);
+        _exit(xlrt_become(BASE, BASE) < 0);
     }
     while (xlrt_kernel_count(BASE) != 1)
         usleep(1000);

@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -122,9 +121,7 @@ static void sleeper(void *arg)
 {
     uid_t uid = *(uid_t *)arg;
 
-    if (syscall(SYS_setgroups, 0, NULL) ||
-        syscall(SYS_setresgid, uid, uid, uid) ||
-        syscall(SYS_setresuid, uid, uid, uid))
+    if (xlrt_become(uid, uid) < 0)
         _exit(1);
     for (;;)
         pause();

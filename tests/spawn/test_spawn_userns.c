@@ -12,14 +12,12 @@
  * uid block: base 9730000 (domids 1..9).
  */
 #include <errno.h>
-#include <grp.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,8 +37,7 @@ static bool userns_allowed(uid_t uid)
 
     assert_true(pid >= 0);
     if (pid == 0) {
-        if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 ||
-            setresuid(uid, uid, uid) < 0)
+        if (xlrt_become(uid, uid) < 0)
             _exit(2);
         prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
         _exit(unshare(CLONE_NEWUSER) < 0 ? 1 : 0);

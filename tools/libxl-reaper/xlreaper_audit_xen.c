@@ -53,7 +53,6 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,7 +60,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
-#include <time.h>
 #include <unistd.h>
 
 /* xen.h needs <stdint.h> first, and privcmd.h needs domid_t. */
@@ -292,20 +290,9 @@ int xlreaper__xenfd_probe(pid_t pid, int fd, const xlreaper__xendev_node *node,
 
 /* ---------- xenstore, with a deadline ---------- */
 
-/*
- * libxenstore has no timeout: a xenstored that accepts and never
- * answers blocks xs_read forever (and Debian's crashes on the first
- * request without a hypervisor: docs/facts.md F6).  So the reads run
- * in a thread of their own that the audit waits for at most
- * timeout_ms; on timeout the thread is left to finish (or block) on
- * its own, and whichever of the two lets go last frees the job.
- * Cancelling it instead could leave libxenstore's mutexes held.
- */
+/* What the reads are given and what they found; the audit waits for
+ * them at most timeout_ms (xlreaper__xs_bounded). */
 typedef struct {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int refs;
-    bool done;
     /* in */
     bool list;        /* list /local/domain too */
     uint32_t *domids; /* owned; with list, replaced by the list */
@@ -316,17 +303,10 @@ typedef struct {
     long *pids;
 } xs_job;
 
-static void job_unref(xs_job *j)
+static void job_free(void *data)
 {
-    bool last;
+    xs_job *j = data;
 
-    pthread_mutex_lock(&j->lock);
-    last = --j->refs == 0;
-    pthread_mutex_unlock(&j->lock);
-    if (!last)
-        return;
-    pthread_mutex_destroy(&j->lock);
-    pthread_cond_destroy(&j->cond);
     free(j->domids);
     free(j->pids);
     free(j);
@@ -391,15 +371,13 @@ static int xs_pid(struct xs_handle *h, uint32_t domid, long *pid_r)
     return 0;
 }
 
-static void *xs_worker(void *arg)
+static void xs_reads(struct xs_handle *h, void *data)
 {
-    xs_job *j = arg;
-    struct xs_handle *h;
+    xs_job *j = data;
     int err = 0;
 
-    h = xs_open(XS_OPEN_READONLY);
     if (!h) {
-        err = errno ? errno : EIO;
+        err = errno;
         j->step = "connecting";
         goto out;
     }
@@ -419,29 +397,18 @@ static void *xs_worker(void *arg)
             j->step = "reading device-model-pid";
 
 out:
-    if (h)
-        xs_close(h);
-    pthread_mutex_lock(&j->lock);
     j->err = err;
-    j->done = true;
-    pthread_cond_signal(&j->cond);
-    pthread_mutex_unlock(&j->lock);
-    job_unref(j);
-    return NULL;
 }
 
 /*
- * Runs a job: 0 and *job_r (the caller unrefs it) when it finished in
- * time, whatever it found; 1 on timeout; or _NOMEM/_FAIL.
+ * Runs the reads: 0 and *job_r (the caller frees it) when they finished
+ * in time, whatever they found; 1 on timeout; or _NOMEM/_FAIL.
  */
 static int xs_run(xlreaper_ctx *ctx, bool list, const uint32_t *domids,
                   unsigned num, unsigned timeout_ms, xs_job **job_r)
 {
-    pthread_condattr_t ca;
-    struct timespec deadline;
-    pthread_t thr;
     xs_job *j;
-    int r, rc;
+    int rc;
 
     j = calloc(1, sizeof(*j));
     if (!j)
@@ -455,43 +422,20 @@ static int xs_run(xlreaper_ctx *ctx, bool list, const uint32_t *domids,
         memcpy(j->domids, domids, num * sizeof(uint32_t));
     j->num = num;
     j->list = list;
-    j->refs = 2;
-    pthread_mutex_init(&j->lock, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&j->cond, &ca);
-    pthread_condattr_destroy(&ca);
 
-    r = pthread_create(&thr, NULL, xs_worker, j);
-    if (r) {
-        LOGEV(ERROR, r, "starting the xenstore reader");
-        j->refs = 1;
-        job_unref(j);
+    rc = xlreaper__xs_bounded(XS_OPEN_READONLY, timeout_ms, xs_reads, j,
+                              job_free);
+    if (rc == -ETIMEDOUT)
+        return 1; /* j is the worker's now */
+    if (rc) {
+        job_free(j);
+        if (rc == -ENOMEM)
+            return XLREAPER_ERROR_NOMEM;
+        LOGEV(ERROR, -rc, "starting the xenstore reader");
         return XLREAPER_ERROR_FAIL;
     }
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&j->lock);
-    r = 0;
-    while (!j->done && r != ETIMEDOUT)
-        r = pthread_cond_timedwait(&j->cond, &j->lock, &deadline);
-    rc = j->done ? 0 : 1;
-    pthread_mutex_unlock(&j->lock);
-    if (rc == 0) {
-        pthread_join(thr, NULL);
-        *job_r = j;
-    } else {
-        /* It still holds its reference; it frees the job if it ever
-         * returns. */
-        pthread_detach(thr);
-        job_unref(j);
-    }
-    return rc;
+    *job_r = j;
+    return 0;
 }
 
 int xlreaper__audit_dm_pids(xlreaper_ctx *ctx, const xlreaper__audit_hooks *h,
@@ -530,8 +474,7 @@ int xlreaper__audit_dm_pids(xlreaper_ctx *ctx, const xlreaper__audit_hooks *h,
                  "xenstore did not answer within %u ms", timeout_ms);
         return 0;
     }
-    /* xs_run sets j whenever it returns 0; checked for gcc -fanalyzer,
-     * which cannot follow it through the condition variable. */
+    /* xs_run sets j whenever it returns 0; checked for gcc -fanalyzer. */
     if (!j)
         return XLREAPER_ERROR_FAIL;
     if (j->err) {
@@ -541,7 +484,7 @@ int xlreaper__audit_dm_pids(xlreaper_ctx *ctx, const xlreaper__audit_hooks *h,
         out->reachable = true;
         memcpy(out->pids, j->pids, num * sizeof(long));
     }
-    job_unref(j);
+    job_free(j);
     return 0;
 }
 
@@ -645,13 +588,13 @@ int xlreaper__audit_live_domains(xlreaper_ctx *ctx,
     if (j->err) {
         snprintf(live->why, sizeof(live->why), "%sxenstore: %s: %s", tried,
                  j->step, strerror(j->err));
-        job_unref(j);
+        job_free(j);
         return 0;
     }
     live->domids = j->domids;
     live->num = j->num;
     j->domids = NULL;
-    job_unref(j);
+    job_free(j);
     live->source = "xenstore";
 
 sort:

@@ -751,6 +751,25 @@ _hidden unsigned xlreaper__qemu_help_features(const char *text, size_t len);
 _hidden int xlreaper__qemu_probe(xlreaper_ctx *ctx, uint32_t domid,
                                  const char *path, unsigned *features_r);
 
+/* ---------- xenstore, with a deadline ---------- */
+
+struct xs_handle;
+
+/* Runs in the worker with a handle xs_open(open_flags) gave, or NULL
+ * (errno set) when it failed; the handle is closed when it returns. */
+typedef void xlreaper__xs_fn(struct xs_handle *h, void *data);
+
+/*
+ * Runs fn(h, data) in a thread of its own and waits for it at most
+ * timeout_ms (xlreaper_xs_bounded.c).  0: fn returned, the caller owns
+ * data.  -ETIMEDOUT: data now belongs to the worker, which calls
+ * release(data) (if not NULL) once fn returns.  Another -errno: fn never
+ * ran, the caller owns data.
+ */
+_hidden int xlreaper__xs_bounded(unsigned long open_flags, unsigned timeout_ms,
+                                 xlreaper__xs_fn *fn, void *data,
+                                 void (*release)(void *data));
+
 /*
  * add_dm_restrict: removes from xenstore the vkbd libxl gave domid,
  * which QEMU under -xen-domid-restrict cannot serve

@@ -30,17 +30,13 @@
  * xenstore has), as with vkb_device = 0.
  *
  * Not a security boundary, and never fatal: xenstore answers within
- * XS_TIMEOUT_MS or the DM is started without the change (QEMU, which
- * needs xenstored too, then says what is wrong).  libxenstore has no
- * timeout, so the work runs in a thread the caller waits for with a
- * deadline (as xlreaper_audit_xen.c does).
+ * XS_TIMEOUT_MS (xlreaper__xs_bounded) or the DM is started without
+ * the change (QEMU, which needs xenstored too, then says what is wrong).
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <xenstore.h>
 
 #include "xlreaper_internal.h"
@@ -49,30 +45,12 @@
 #define XS_TRIES 5
 
 typedef struct {
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    int refs;
-    bool done;
     uint32_t domid;
     int err;           /* errno of the step that failed, or 0 */
     const char *step;  /* static */
     char removed[128]; /* the devids removed, " 0 1" */
     char kept[128];    /* the devids left, with another frontend */
 } vkbd_job;
-
-static void job_unref(vkbd_job *j)
-{
-    bool last;
-
-    pthread_mutex_lock(&j->lock);
-    last = --j->refs == 0;
-    pthread_mutex_unlock(&j->lock);
-    if (!last)
-        return;
-    pthread_mutex_destroy(&j->lock);
-    pthread_cond_destroy(&j->cond);
-    free(j);
-}
 
 static void note(char *buf, size_t size, const char *devid)
 {
@@ -146,58 +124,25 @@ static int drop_all(struct xs_handle *h, vkbd_job *j)
     return err;
 }
 
-static void *worker(void *arg)
+/* In the worker. */
+static void drop_in_xs(struct xs_handle *h, void *data)
 {
-    vkbd_job *j = arg;
-    struct xs_handle *h = xs_open(0);
-    int err = 0;
+    vkbd_job *j = data;
 
     if (!h) {
-        err = errno ? errno : EIO;
+        j->err = errno;
         j->step = "connecting";
+        return;
     }
-    for (int i = 0; h && i < XS_TRIES; i++)
-        if ((err = drop_all(h, j)) != EAGAIN)
-            break;
-    if (h)
-        xs_close(h);
-    pthread_mutex_lock(&j->lock);
-    j->err = err;
-    j->done = true;
-    pthread_cond_signal(&j->cond);
-    pthread_mutex_unlock(&j->lock);
-    job_unref(j);
-    return NULL;
-}
-
-/* Waits for the worker until the deadline: true if it finished. */
-static bool wait_job(vkbd_job *j)
-{
-    struct timespec deadline;
-    bool done;
-    int r = 0;
-
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += XS_TIMEOUT_MS / 1000;
-    deadline.tv_nsec += (long)(XS_TIMEOUT_MS % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
-    pthread_mutex_lock(&j->lock);
-    while (!j->done && r != ETIMEDOUT)
-        r = pthread_cond_timedwait(&j->cond, &j->lock, &deadline);
-    done = j->done;
-    pthread_mutex_unlock(&j->lock);
-    return done;
+    j->err = EAGAIN;
+    for (int i = 0; i < XS_TRIES && j->err == EAGAIN; i++)
+        j->err = drop_all(h, j);
 }
 
 void xlreaper__drop_vkbd(xlreaper_ctx *ctx, uint32_t domid)
 {
-    pthread_condattr_t ca;
-    pthread_t thr;
     vkbd_job *j;
-    int r;
+    int rc;
 
     j = calloc(1, sizeof(*j));
     if (!j) {
@@ -205,31 +150,20 @@ void xlreaper__drop_vkbd(xlreaper_ctx *ctx, uint32_t domid)
         return;
     }
     j->domid = domid;
-    j->refs = 2;
-    pthread_mutex_init(&j->lock, NULL);
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&j->cond, &ca);
-    pthread_condattr_destroy(&ca);
-    r = pthread_create(&thr, NULL, worker, j);
-    if (r) {
-        LOGEV(WARN, r, "domid %u: starting the xenstore writer", domid);
-        j->refs = 1;
-        job_unref(j);
-        return;
-    }
-    if (!wait_job(j)) {
-        /* It keeps its reference and frees the job if it returns. */
-        pthread_detach(thr);
+    rc = xlreaper__xs_bounded(0, XS_TIMEOUT_MS, drop_in_xs, j, free);
+    if (rc == -ETIMEDOUT) {
+        /* j is the worker's now: it frees it if fn returns. */
         LOGD(WARN, domid,
              "xenstore did not answer within %d ms: a vkbd, if the "
              "domain has one, is left (QEMU under -xen-domid-restrict "
              "cannot serve it)",
              XS_TIMEOUT_MS);
-        job_unref(j);
         return;
     }
-    pthread_join(thr, NULL);
+    if (rc) {
+        LOGEV(WARN, -rc, "domid %u: starting the xenstore writer", domid);
+        goto out;
+    }
     if (j->err)
         LOGEV(WARN, j->err,
               "domid %u: xenstore, %s: a vkbd, if the domain has one, is "
@@ -244,5 +178,7 @@ void xlreaper__drop_vkbd(xlreaper_ctx *ctx, uint32_t domid)
     if (!j->err && j->kept[0])
         LOGD(NOTICE, domid,
              "left vkbd%s, whose frontend is not this domain's vkbd", j->kept);
-    job_unref(j);
+
+out:
+    free(j);
 }

@@ -25,6 +25,7 @@
  * wrote its own) changes nothing.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,25 +42,18 @@
 #define XS_ALARM_S 10
 #define XS_TRIES 5
 
-/* All four uids of pid are uid. */
+/* All four uids of pid are uid, by the kernel's status of it, read and
+ * parsed as the reap and the census read every status. */
 static bool switched(pid_t pid, uid_t uid)
 {
-    char path[64], line[256];
-    unsigned long r, e, s, f;
-    bool yes = false;
-    FILE *fp;
+    static xlreaper__proc_status st; /* 8 KiB: not on the stack */
+    char rel[32];
 
-    snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-    fp = fopen(path, "re");
-    if (!fp)
+    snprintf(rel, sizeof(rel), "/proc/%ld", (long)pid);
+    if (xlreaper__proc_read_status(AT_FDCWD, rel, &st) != 1)
         return false;
-    while (fgets(line, sizeof(line), fp))
-        if (sscanf(line, "Uid: %lu %lu %lu %lu", &r, &e, &s, &f) == 4) {
-            yes = r == uid && e == uid && s == uid && f == uid;
-            break;
-        }
-    fclose(fp);
-    return yes;
+    return st.t.ruid == uid && st.t.euid == uid && st.t.suid == uid &&
+           st.t.fsuid == uid;
 }
 
 /* 0 written, 1 the domain is gone, -1 failed. */

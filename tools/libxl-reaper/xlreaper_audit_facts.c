@@ -156,6 +156,13 @@ static int stat_cached(int dirfd, const char *name, struct statx *sx)
                         STATX_TYPE | STATX_MODE | STATX_INO, sx);
 }
 
+/* The links of /proc/PID sent, by their XLREAPER__LINK_* number. */
+static const char *const link_names[XLREAPER__LINKS] = {
+    [XLREAPER__LINK_ROOT] = "root",  [XLREAPER__LINK_EXE] = "exe",
+    [XLREAPER__LINK_MNT] = "ns/mnt", [XLREAPER__LINK_IPC] = "ns/ipc",
+    [XLREAPER__LINK_NET] = "ns/net", [XLREAPER__LINK_USER] = "ns/user",
+};
+
 static void send_link(int wfd, int which, const char *path)
 {
     struct statx sx;
@@ -320,18 +327,10 @@ static void read_one(int wfd, pid_t pid, const char *first,
     send_text(wfd, K_LIMITS, 0, path);
 
     section(wfd, XLREAPER__FACTS_LINKS);
-    proc_path(path, sizeof(path), spid, "root");
-    send_link(wfd, XLREAPER__LINK_ROOT, path);
-    proc_path(path, sizeof(path), spid, "exe");
-    send_link(wfd, XLREAPER__LINK_EXE, path);
-    proc_path(path, sizeof(path), spid, "ns/mnt");
-    send_link(wfd, XLREAPER__LINK_MNT, path);
-    proc_path(path, sizeof(path), spid, "ns/ipc");
-    send_link(wfd, XLREAPER__LINK_IPC, path);
-    proc_path(path, sizeof(path), spid, "ns/net");
-    send_link(wfd, XLREAPER__LINK_NET, path);
-    proc_path(path, sizeof(path), spid, "ns/user");
-    send_link(wfd, XLREAPER__LINK_USER, path);
+    for (int w = 0; w < XLREAPER__LINKS; w++) {
+        proc_path(path, sizeof(path), spid, link_names[w]);
+        send_link(wfd, w, path);
+    }
 
     section(wfd, XLREAPER__FACTS_FDS);
     proc_path(path, sizeof(path), spid, "fd");

@@ -11,6 +11,10 @@ TEST_SUITES := $(patsubst %.c,$(BUILD)/tests/%,$(notdir $(TEST_SUITE_SRCS)))
 TEST_LIB_SRCS := $(wildcard tests/lib/*.c)
 TEST_PROG_SRCS := $(wildcard tests/progs/*.c)
 TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests/progs/%,$(TEST_PROG_SRCS))
+# The CLI among them, for the suites that run it as another uid: a clone
+# may sit in a 0700 directory those uids cannot search (tests/run-suites
+# stages the programs where they can).
+TEST_PROGS += $(BUILD)/tests/progs/xl-reaper
 
 TEST_CFLAGS = -Itests/lib $(CMOCKA_CFLAGS)
 $(BUILD)/obj/tests/%.o: CFLAGS_ALL += $(TEST_CFLAGS)
@@ -30,6 +34,10 @@ $(BUILD)/tests/progs/%: tests/progs/%.c $(wildcard tests/progs/*.h) \
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARN) -static -pthread \
 		-o $@ $< $(LDFLAGS)
+
+$(BUILD)/tests/progs/xl-reaper: $(BUILD)/bin/xl-reaper
+	@mkdir -p $(@D)
+	cp -p $< $@
 
 .PHONY: tests
 tests: all $(TEST_SUITES) $(TEST_PROGS)

@@ -22,6 +22,7 @@
 static struct {
     char *dir;
     char cli[512];
+    char cli_others[512]; /* the staged copy, for uids other than root */
     char *config;
 } S;
 
@@ -33,6 +34,10 @@ static int suite_setup(void **state)
     S.dir = xlrt_tmpdir();
     assert_int_equal(chmod(S.dir, 0755), 0); /* nobody reads the config */
     snprintf(S.cli, sizeof(S.cli), "%s/bin/xl-reaper", xlrt_build_dir());
+    /* Nobody may not search the build's directories (a clone in a 0700
+     * directory); the commands it runs need no sibling of the CLI. */
+    snprintf(S.cli_others, sizeof(S.cli_others), "%s/xl-reaper",
+             xlrt_progs_dir());
     snprintf(text, sizeof(text),
              "dm_uid_base = 7420000\nlock_file = \"%s/lock\"\n"
              "qemu_path = \"/bin/true\"\n",
@@ -98,7 +103,7 @@ static void test_needs_root_first(void **state)
         char *argv[10], *out, *err, want[128];
         int n = 0, status;
 
-        argv[n++] = S.cli;
+        argv[n++] = S.cli_others;
         argv[n++] = "--config";
         argv[n++] = S.config;
         for (int k = 0; cases[i].args[k]; k++)
@@ -169,8 +174,9 @@ static void test_json_error_object(void **state)
         free(err);
     }
     {
-        char *argv[] = { S.cli, "--json", "--config",  S.config, "spawn",
-                         "5",   "--",     "/bin/true", NULL };
+        char *argv[] = { S.cli_others, "--json",    "--config",
+                         S.config,     "spawn",     "5",
+                         "--",         "/bin/true", NULL };
 
         status = run_as(65534, argv, &out, &err);
         assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 1);

@@ -90,6 +90,11 @@ struct xlreaper_ctx {
     void *pw_local_opaque;
     xlreaper_config *cfg; /* NULL until a load succeeds */
     xlreaper_lock *held;  /* the global lock, while this ctx holds it */
+    /* Turns at the lock (xlreaper_lock_turns.c): until when ours waits
+     * after a release; whether that release saw waiters; whether a turn
+     * went untaken. */
+    uint64_t turn_until_us;
+    bool turn_seen, turn_again;
     const char *subuid_file, *subgid_file; /* NULL: /etc's; for tests */
     const char *progname;                  /* the log lines' context */
 };
@@ -826,6 +831,21 @@ _hidden void xlreaper__reaping_unmark(int fd);
 _hidden int xlreaper__reaping_marked(xlreaper_ctx *ctx,
                                      const xlreaper_lock *lock, uid_t uid,
                                      bool *marked_r);
+/* Turns at the lock (xlreaper_lock_turns.c).  What /proc/locks says of
+ * the lock file fd has open: its flock holders (the last one's pid) and
+ * its waiters, blocked in flock or ours. */
+typedef struct {
+    unsigned holders, waiters;
+    long holder_pid;
+} xlreaper__lock_seen;
+_hidden void xlreaper__lock_look(int fd, xlreaper__lock_seen *seen);
+/* A waiter of ours says it waits on fd (best effort), and stops. */
+_hidden void xlreaper__lock_waiting(int fd, bool waiting);
+/* As the lock held on fd is let go: were there waiters? */
+_hidden void xlreaper__lock_turn_note(xlreaper_ctx *ctx, int fd);
+/* Before the next take: their turn, never past deadline. */
+_hidden void xlreaper__lock_turn_give(xlreaper_ctx *ctx, int fd,
+                                      uint64_t deadline);
 /* The lock held (taken, or *lock_r retaken), with no reap of uid under
  * way: what starts a task in uid calls this.  Waits at most
  * lock_timeout_ms for both.  0, _BUSY (still being reaped: logged),

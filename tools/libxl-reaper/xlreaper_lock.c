@@ -60,6 +60,11 @@
  * poll's timeout, LOCK_LOOK_MAX_MS: the wait stays correct and bounded
  * whatever other lockers do.  The watch is set before the next try, so
  * a release between the failed try and the watch is not missed.
+ *
+ * Turns.  flock hands nothing over: a holder that lets go and takes the
+ * lock again at once (the census, run after run) would keep it from a
+ * waiter that cannot run in between.  A holder that sees waiters as it
+ * lets go lets them try first (xlreaper_lock_turns.c).
  */
 #include <fcntl.h>
 #include <libgen.h>
@@ -183,57 +188,38 @@ static bool still_named(int fd, const char *path)
 }
 
 /*
- * Who holds the lock, from /proc/locks ("1: FLOCK  ADVISORY  WRITE PID
- * MAJ:MIN:INO 0 EOF", the device in hex): into buf, " (held by pid N,
- * uid U, not root)" or " (held by pid N, root's)", or "" when no line
- * names it (the pid of a lock taken through an inherited or passed
- * descriptor is that of whoever took it; -1 for open file description
- * locks).
+ * Who holds the lock, from /proc/locks (xlreaper__lock_look): into buf,
+ * " (held by pid N, uid U, not root)" or " (held by pid N, root's)", or
+ * "" when no flock of it is listed (the pid of a lock taken through an
+ * inherited or passed descriptor is that of whoever took it).
  */
 static void describe_holder(int fd, char *buf, size_t n)
 {
-    char line[256], proc[64];
-    struct stat st, pst;
-    FILE *f;
+    xlreaper__lock_seen seen;
+    struct stat pst;
+    char proc[64];
+    long pid;
 
     buf[0] = '\0';
-    if (fstat(fd, &st) < 0)
+    xlreaper__lock_look(fd, &seen);
+    if (!seen.holders)
         return;
-    f = fopen("/proc/locks", "re");
-    if (!f)
+    pid = seen.holder_pid;
+    if (pid <= 0) {
+        snprintf(buf, n, " (held, no pid)");
         return;
-    while (fgets(line, sizeof(line), f)) {
-        unsigned maj, min;
-        unsigned long long ino;
-        long pid;
-
-        if (sscanf(line, "%*s %*s %*s %*s %ld %x:%x:%llu", &pid, &maj, &min,
-                   &ino) != 4 ||
-            ino != (unsigned long long)st.st_ino || maj != major(st.st_dev) ||
-            min != minor(st.st_dev))
-            continue;
-        if (pid <= 0) {
-            snprintf(buf, n,
-                     " (held through an open file description; "
-                     "no pid)");
-            break;
-        }
-        snprintf(proc, sizeof(proc), "/proc/%ld", pid);
-        if (stat(proc, &pst) < 0)
-            snprintf(buf, n, " (held by pid %ld)", pid);
-        else if (pst.st_uid)
-            snprintf(buf, n,
-                     " (held by pid %ld, uid %lu: not root, not a "
-                     "reaper)",
-                     pid, (unsigned long)pst.st_uid);
-        else
-            snprintf(buf, n,
-                     " (held by pid %ld, root's: another reaper, "
-                     "ours or libxl's)",
-                     pid);
-        break;
     }
-    fclose(f);
+    snprintf(proc, sizeof(proc), "/proc/%ld", pid);
+    if (stat(proc, &pst) < 0)
+        snprintf(buf, n, " (held by pid %ld)", pid);
+    else if (pst.st_uid)
+        snprintf(buf, n, " (held by pid %ld, uid %lu: not root, not a reaper)",
+                 pid, (unsigned long)pst.st_uid);
+    else
+        snprintf(buf, n,
+                 " (held by pid %ld, root's: another reaper, ours or "
+                 "libxl's)",
+                 pid);
 }
 
 /* The longest sleep between two tries, woken by a release or not. */
@@ -270,13 +256,15 @@ static int lock_take(xlreaper_ctx *ctx, uint64_t deadline, bool quiet,
 {
     const xlreaper_config *cfg = ctx->cfg;
     uint64_t pause_us = 500;
-    bool ino_failed = false;
+    bool ino_failed = false, waiting = false;
     int fd = -1, ino = -1, rc;
 
 again:
     rc = open_lock_file(ctx, cfg->lock_file, &fd);
     if (rc)
         goto fail;
+    if (ctx->turn_until_us)
+        xlreaper__lock_turn_give(ctx, fd, deadline);
 
     /* Bounded without signals: see the top of this file. */
     for (;;) {
@@ -293,6 +281,7 @@ again:
                 cfg->lock_file);
             close(fd);
             fd = -1;
+            waiting = false;
             if (ino >= 0)
                 close(ino);
             ino = -1;
@@ -342,6 +331,9 @@ again:
                 ino = -1;
             }
             ino_failed = ino < 0; /* then by the clock alone */
+            /* Seen by a holder that lets go: it lets us try first. */
+            xlreaper__lock_waiting(fd, true);
+            waiting = true;
             if (!ino_failed)
                 continue;
         }
@@ -349,6 +341,8 @@ again:
     }
     if (ino >= 0)
         close(ino);
+    if (waiting)
+        xlreaper__lock_waiting(fd, false);
     *fd_r = fd;
     return 0;
 
@@ -395,6 +389,7 @@ void xlreaper__lock_drop(xlreaper_lock *lock)
 {
     if (lock->ctx->held == lock)
         lock->ctx->held = NULL;
+    xlreaper__lock_turn_note(lock->ctx, lock->fd);
     xlreaper__close_keep_errno(lock->fd); /* drops the flock */
     lock->fd = -1;
 }
@@ -422,8 +417,10 @@ void xlreaper_lock_release(xlreaper_lock *lock)
         return;
     if (lock->ctx->held == lock)
         lock->ctx->held = NULL;
-    if (lock->fd >= 0)
+    if (lock->fd >= 0) {
+        xlreaper__lock_turn_note(lock->ctx, lock->fd);
         close(lock->fd); /* drops the flock */
+    }
     free(lock);
 }
 

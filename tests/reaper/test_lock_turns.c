@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: LGPL-2.1-only */
+/*
+ * test_lock_turns.c - a holder that takes the lock again and again (the
+ * kernel census of the whole range: a run of uids a hold) lets a waiter
+ * have it between two holds, and does not hold it until it is done.
+ *
+ * Both kinds of waiter are real: one blocked in flock(LOCK_EX), as
+ * upstream libxl's uid reaper waits, and one of ours, which waits in
+ * xlreaper_lock_acquire.  Census, waiter and a fork racer in a DM uid
+ * share one CPU, as on a dom0 with few vCPUs and a hostile DM.  The
+ * census runs at nice -20, as xl-reaperd does, and the waiter, once it
+ * waits, at nice 19: woken by a release it cannot preempt the census,
+ * which has taken the lock again before the waiter runs, unless it lets
+ * the waiter have its turn.  (A nice-0 waiter is enough on Debian 12's
+ * kernel, docs/facts.md F17; this host's newer one lets it in.)
+ *
+ * uid block of this suite: 9800000 (base and pet) .. 9832751.
+ */
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "xlrt_rsuite.h"
+#include "xlreaper_internal.h"
+
+#define BASE 9800000u
+#define RACER_DOMID 9u
+/* The waiter starts once the census has had this long. */
+#define WAITER_DELAY_MS 30
+/* What the waiter does with the lock once it has it. */
+#define WAITER_HOLD_MS 20
+
+static struct {
+    xlrt_rsuite r;
+    cpu_set_t saved; /* the suite's own affinity, put back after */
+    pid_t racer;     /* its nursery */
+} S;
+
+static int suite_setup(void **state)
+{
+    (void)state;
+    xlrt_rsuite_setup(&S.r, BASE, "");
+    return 0;
+}
+
+static int suite_teardown(void **state)
+{
+    (void)state;
+    xlrt_rsuite_teardown(&S.r);
+    return 0;
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* This process (and what it forks) on the CPU it runs on now. */
+static void one_cpu(void)
+{
+    cpu_set_t one;
+
+    assert_int_equal(sched_getaffinity(0, sizeof(S.saved), &S.saved), 0);
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+}
+
+static void all_cpus(void)
+{
+    sched_setaffinity(0, sizeof(S.saved), &S.saved);
+}
+
+typedef enum { WAIT_FLOCK, WAIT_OURS } waiter_kind;
+
+/* The waiter's child side: waits for the lock its way, holds it a
+ * moment, and writes when it asked for it and when it had it (now_us's
+ * clock) to wfd.  At nice -20 (the census's, inherited) until it waits,
+ * so that it asks on time on a CPU the census and the racer share;
+ * the renicer then makes it nice 19. */
+static void waiter_child(waiter_kind kind, int wfd)
+{
+    const xlreaper_config *cfg = xlreaper_config_get(S.r.ctx);
+    xlreaper_lock *lock = NULL;
+    uint64_t t[2];
+    int fd = open(cfg->lock_file, O_RDWR | O_CLOEXEC);
+
+    if (fd < 0)
+        _exit(2);
+    xlreaper__sleep_us(WAITER_DELAY_MS * 1000u);
+    t[0] = now_us();
+    if (kind == WAIT_FLOCK) {
+        if (flock(fd, LOCK_EX) < 0)
+            _exit(3);
+    } else if (xlreaper_lock_acquire(S.r.ctx, &lock)) {
+        _exit(4);
+    }
+    t[1] = now_us();
+    xlreaper__sleep_us(WAITER_HOLD_MS * 1000u);
+    if (write(wfd, t, sizeof(t)) != sizeof(t))
+        _exit(5);
+    _exit(0); /* the lock goes with the descriptor */
+}
+
+/* The renicer's child side: once the lock has a waiter, makes waiter w
+ * nice 19, so that, woken by a release, it cannot preempt the census,
+ * as libxl's reaper at the default priority could not preempt a nice
+ * -20 daemon on Debian 12's kernel (docs/facts.md F17).  Exits 0 when
+ * it did, 1 when w had the lock without waiting, 2 if neither came. */
+static void renicer_child(pid_t w)
+{
+    const xlreaper_config *cfg = xlreaper_config_get(S.r.ctx);
+    int fd = open(cfg->lock_file, O_RDONLY | O_CLOEXEC);
+    uint64_t end = now_us() + 2000000u;
+
+    while (fd >= 0 && now_us() < end) {
+        xlreaper__lock_seen seen;
+
+        xlreaper__lock_look(fd, &seen);
+        if (seen.waiters)
+            _exit(setpriority(PRIO_PROCESS, (id_t)w, 19) == 0 ? 0 : 2);
+        if (seen.holders && seen.holder_pid == w)
+            _exit(1);
+        xlreaper__sleep_us(200);
+    }
+    _exit(2);
+}
+
+/* A census of every uid with a waiter of kind coming in after it
+ * began: the waiter had the lock before the census was done. */
+static void census_lets_in(waiter_kind kind)
+{
+    uint32_t n = xlreaper_max_domid();
+    bool *busy = calloc(n, sizeof(*busy));
+    uint64_t t0, t1, t[2] = { 0, 0 };
+    int p[2], status;
+    pid_t w, r;
+
+    assert_non_null(busy);
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    one_cpu();
+    S.racer = xlrt_adversary_in_nursery(S.r.ctx, RACER_DOMID, "fork-racer");
+    /* The census as xl-reaperd runs it, and as every reap runs; the
+     * waiter so from its birth until it asks. */
+    assert_int_equal(setpriority(PRIO_PROCESS, 0, -20), 0);
+    w = fork();
+    assert_true(w >= 0);
+    if (w == 0) {
+        close(p[0]);
+        waiter_child(kind, p[1]);
+    }
+    close(p[1]);
+    r = fork();
+    assert_true(r >= 0);
+    if (r == 0)
+        renicer_child(w);
+    t0 = now_us();
+    assert_int_equal(xlreaper_census_kernel(S.r.ctx, 1, n, busy), 0);
+    t1 = now_us();
+    setpriority(PRIO_PROCESS, 0, 0);
+    assert_int_equal(read(p[0], t, sizeof(t)), sizeof(t));
+    close(p[0]);
+    assert_int_equal(waitpid(w, &status, 0), w);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(waitpid(r, &status, 0), r);
+    /* Seen waiting (0), or the lock was free when it asked (1). */
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) <= 1);
+    print_message("census %llu ms; the waiter asked %lld ms in, and "
+                  "had the lock %lld ms later\n",
+                  (unsigned long long)((t1 - t0) / 1000u),
+                  (long long)((int64_t)(t[0] - t0) / 1000),
+                  (long long)((int64_t)(t[1] - t[0]) / 1000));
+    /* The census takes the lock over a hundred times.  The waiter asked
+     * with half of them still to come, and had it after a few, not
+     * after the last (as it did before the turns). */
+    assert_true(t[0] - t0 < (t1 - t0) / 2);
+    assert_true(t[1] - t[0] < (t1 - t0) / 4);
+    for (uint32_t i = 0; i < n; i++)
+        if (busy[i] != (i + 1 == RACER_DOMID))
+            fail_msg("domid %u: busy %d", i + 1, busy[i]);
+    free(busy);
+}
+
+static int racer_teardown(void **state)
+{
+    xlreaper_reap_result res;
+
+    (void)state;
+    all_cpus();
+    if (!S.racer)
+        return 0;
+    xlreaper_reap_result_init(&res);
+    xlreaper_reap(S.r.ctx, NULL, RACER_DOMID, &res);
+    xlreaper_reap_result_dispose(&res);
+    xlrt_nursery_stop(S.racer);
+    S.racer = 0;
+    return 0;
+}
+
+static void test_flock_waiter_gets_a_turn(void **state)
+{
+    (void)state;
+    census_lets_in(WAIT_FLOCK);
+}
+
+static void test_our_waiter_gets_a_turn(void **state)
+{
+    (void)state;
+    census_lets_in(WAIT_OURS);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_flock_waiter_gets_a_turn,
+                                  racer_teardown),
+        cmocka_unit_test_teardown(test_our_waiter_gets_a_turn, racer_teardown),
+    };
+
+    return cmocka_run_group_tests(tests, suite_setup, suite_teardown);
+}

@@ -408,7 +408,13 @@ lock_hold() {
     (exec 8>"$LOCK"; flock 8; : >"$RUN/locked"; exec sleep 600) &
     LOCKPID=$!
     echo "$LOCKPID" >>"$STATE/pids"
-    poll 5000 test -e "$RUN/locked" || { fail "could not take $LOCK"; exit 1; }
+    if ! poll 5000 test -e "$RUN/locked"; then
+        fail "could not take $LOCK within 5 s"
+        _ino=$(stat -c %i "$LOCK")
+        diag "  /proc/locks: $(grep ":$_ino " /proc/locks | tr -s ' \n' ' ;')"
+        diag_tail "$RUN/reaperd.log" 5
+        exit 1
+    fi
 }
 lock_release() { kill "$LOCKPID"; wait "$LOCKPID" 2>/dev/null || true; }
 

@@ -256,7 +256,7 @@ static int lock_take(xlreaper_ctx *ctx, uint64_t deadline, bool quiet,
 {
     const xlreaper_config *cfg = ctx->cfg;
     uint64_t pause_us = 500;
-    bool ino_failed = false, waiting = false;
+    bool ino_failed = false;
     int fd = -1, ino = -1, rc;
 
 again:
@@ -281,7 +281,6 @@ again:
                 cfg->lock_file);
             close(fd);
             fd = -1;
-            waiting = false;
             if (ino >= 0)
                 close(ino);
             ino = -1;
@@ -322,8 +321,10 @@ again:
             goto fail;
         }
         if (ino < 0 && !ino_failed) {
-            /* Contended: from now on, woken by releases.  Then try
-             * once more before the first sleep. */
+            /* Contended: from now on, woken by releases, and seen by a
+             * holder that lets go, which then lets us try first.  Then
+             * try once more before the first sleep. */
+            xlreaper__lock_waiting(fd, true);
             ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
             if (ino >= 0 && inotify_add_watch(ino, cfg->lock_file,
                                               IN_CLOSE_WRITE) < 0) {
@@ -331,18 +332,16 @@ again:
                 ino = -1;
             }
             ino_failed = ino < 0; /* then by the clock alone */
-            /* Seen by a holder that lets go: it lets us try first. */
-            xlreaper__lock_waiting(fd, true);
-            waiting = true;
             if (!ino_failed)
                 continue;
         }
         wait_release(ino, deadline - now, &pause_us);
     }
+    /* Said to be waiting exactly when the contended branch ran. */
+    if (ino >= 0 || ino_failed)
+        xlreaper__lock_waiting(fd, false);
     if (ino >= 0)
         close(ino);
-    if (waiting)
-        xlreaper__lock_waiting(fd, false);
     *fd_r = fd;
     return 0;
 

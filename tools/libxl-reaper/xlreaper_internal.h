@@ -90,11 +90,11 @@ struct xlreaper_ctx {
     void *pw_local_opaque;
     xlreaper_config *cfg; /* NULL until a load succeeds */
     xlreaper_lock *held;  /* the global lock, while this ctx holds it */
-    /* Turns at the lock (xlreaper_lock_turns.c): until when ours waits
-     * after a release; whether that release saw waiters; whether a turn
-     * went untaken. */
+    /* Turns at the lock (xlreaper_lock_turns.c): how many our next
+     * takes still give to waiters seen at a release, and until when the
+     * next one waits. */
+    unsigned turns_owed;
     uint64_t turn_until_us;
-    bool turn_seen, turn_again;
     const char *subuid_file, *subgid_file; /* NULL: /etc's; for tests */
     const char *progname;                  /* the log lines' context */
 };
@@ -843,7 +843,7 @@ _hidden void xlreaper__lock_look(int fd, xlreaper__lock_seen *seen);
 _hidden void xlreaper__lock_waiting(int fd, bool waiting);
 /* As the lock held on fd is let go: were there waiters? */
 _hidden void xlreaper__lock_turn_note(xlreaper_ctx *ctx, int fd);
-/* Before the next take: their turn, never past deadline. */
+/* Before the next take, if turns are owed: one, never past deadline. */
 _hidden void xlreaper__lock_turn_give(xlreaper_ctx *ctx, int fd,
                                       uint64_t deadline);
 /* The lock held (taken, or *lock_r retaken), with no reap of uid under

@@ -263,7 +263,7 @@ again:
     rc = open_lock_file(ctx, cfg->lock_file, &fd);
     if (rc)
         goto fail;
-    if (ctx->turn_until_us)
+    if (ctx->turns_owed)
         xlreaper__lock_turn_give(ctx, fd, deadline);
 
     /* Bounded without signals: see the top of this file. */

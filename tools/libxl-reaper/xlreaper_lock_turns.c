@@ -120,14 +120,12 @@ void xlreaper__lock_turn_note(xlreaper_ctx *ctx, int fd)
     xlreaper__lock_seen seen;
 
     xlreaper__lock_look(fd, &seen);
-    /* A turn given in vain is owed once more: the waiter may have been
-     * woken by that release and not have run yet, and a woken waiter
-     * is no longer listed until it tries again. */
-    ctx->turn_seen = seen.waiters > 0;
-    ctx->turn_until_us = seen.waiters || ctx->turn_again
-                             ? xlreaper__now_us() + LOCK_TURN_MS * 1000u
-                             : 0;
-    ctx->turn_again = false;
+    /* This release's turn, and one more if nobody takes it: a waiter
+     * woken by this release that has not run by the next one is no
+     * longer listed then. */
+    if (seen.waiters)
+        ctx->turns_owed = 2;
+    ctx->turn_until_us = xlreaper__now_us() + LOCK_TURN_MS * 1000u;
 }
 
 void xlreaper__lock_turn_give(xlreaper_ctx *ctx, int fd, uint64_t deadline)
@@ -135,14 +133,16 @@ void xlreaper__lock_turn_give(xlreaper_ctx *ctx, int fd, uint64_t deadline)
     uint64_t until =
         ctx->turn_until_us < deadline ? ctx->turn_until_us : deadline;
 
-    ctx->turn_until_us = 0;
+    ctx->turns_owed--;
     while (xlreaper__now_us() < until) {
         xlreaper__lock_seen seen;
 
         xlreaper__sleep_us(LOCK_TURN_LOOK_US);
         xlreaper__lock_look(fd, &seen);
-        if (seen.holders)
-            return; /* a waiter has it: wait for it as for any holder */
+        if (seen.holders) {
+            /* A waiter has it: wait for it as for any holder. */
+            ctx->turns_owed = 0;
+            return;
+        }
     }
-    ctx->turn_again = ctx->turn_seen;
 }

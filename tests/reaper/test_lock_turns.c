@@ -24,7 +24,6 @@
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "xlrt_rsuite.h"
@@ -57,14 +56,6 @@ static int suite_teardown(void **state)
     return 0;
 }
 
-static uint64_t now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* This process (and what it forks) on the CPU it runs on now. */
 static void one_cpu(void)
 {
@@ -84,10 +75,10 @@ static void all_cpus(void)
 typedef enum { WAIT_FLOCK, WAIT_OURS } waiter_kind;
 
 /* The waiter's child side: waits for the lock its way, holds it a
- * moment, and writes when it asked for it and when it had it (now_us's
- * clock) to wfd.  At nice -20 (the census's, inherited) until it waits,
- * so that it asks on time on a CPU the census and the racer share;
- * the renicer then makes it nice 19. */
+ * moment, and writes when it asked for it and when it had it
+ * (xlreaper__now_us's clock) to wfd.  At nice -20 (the census's,
+ * inherited) until it waits, so that it asks on time on a CPU the
+ * census and the racer share; the renicer then makes it nice 19. */
 static void waiter_child(waiter_kind kind, int wfd)
 {
     const xlreaper_config *cfg = xlreaper_config_get(S.r.ctx);
@@ -98,14 +89,14 @@ static void waiter_child(waiter_kind kind, int wfd)
     if (fd < 0)
         _exit(2);
     xlreaper__sleep_us(WAITER_DELAY_MS * 1000u);
-    t[0] = now_us();
+    t[0] = xlreaper__now_us();
     if (kind == WAIT_FLOCK) {
         if (flock(fd, LOCK_EX) < 0)
             _exit(3);
     } else if (xlreaper_lock_acquire(S.r.ctx, &lock)) {
         _exit(4);
     }
-    t[1] = now_us();
+    t[1] = xlreaper__now_us();
     xlreaper__sleep_us(WAITER_HOLD_MS * 1000u);
     if (write(wfd, t, sizeof(t)) != sizeof(t))
         _exit(5);
@@ -121,9 +112,9 @@ static void renicer_child(pid_t w)
 {
     const xlreaper_config *cfg = xlreaper_config_get(S.r.ctx);
     int fd = open(cfg->lock_file, O_RDONLY | O_CLOEXEC);
-    uint64_t end = now_us() + 2000000u;
+    uint64_t end = xlreaper__now_us() + 2000000u;
 
-    while (fd >= 0 && now_us() < end) {
+    while (fd >= 0 && xlreaper__now_us() < end) {
         xlreaper__lock_seen seen;
 
         xlreaper__lock_look(fd, &seen);
@@ -164,9 +155,9 @@ static void census_lets_in(waiter_kind kind)
     assert_true(r >= 0);
     if (r == 0)
         renicer_child(w);
-    t0 = now_us();
+    t0 = xlreaper__now_us();
     assert_int_equal(xlreaper_census_kernel(S.r.ctx, 1, n, busy), 0);
-    t1 = now_us();
+    t1 = xlreaper__now_us();
     setpriority(PRIO_PROCESS, 0, 0);
     assert_int_equal(read(p[0], t, sizeof(t)), sizeof(t));
     close(p[0]);

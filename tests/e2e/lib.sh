@@ -290,22 +290,28 @@ uid_busy() {
     [ "$_r" = 1 ]
 }
 
-# start_racer NAME UID GID [PROG]: a fork racer (PROG: fork-racer, or
-# stop-racer, which also SIGSTOPs whatever enters its uid) under UID:GID,
-# started the way a compromised QEMU would run it. Its liveness is watched
-# without /proc: all generations inherit the write end of a FIFO, whose
-# reader gets EOF only when none is left alive.
+# start_racer NAME UID GID [PROG [ARG...]]: a fork racer (PROG: fork-racer,
+# or stop-racer, which also SIGSTOPs whatever enters its uid; a PROG with a
+# slash is taken as it is, and other tasks than racers are watched the same
+# way) under UID:GID, started the way a compromised QEMU would run it. Its
+# liveness is watched without /proc: all generations inherit the write end
+# of a FIFO, whose reader gets EOF only when none is left alive.
 start_racer() {
-    _f=$RUN/$1.fifo
-    rm -f "$_f" "$RUN/$1.dead"
+    _n=$1 _u=$2 _g=$3
+    shift 3
+    _p=${1:-fork-racer}
+    [ $# -eq 0 ] || shift
+    case $_p in */*) ;; *) _p=$BIN/$_p ;; esac
+    _f=$RUN/$_n.fifo
+    rm -f "$_f" "$RUN/$_n.dead"
     mkfifo "$_f"
-    (cat "$_f" >/dev/null; : >"$RUN/$1.dead") &
+    (cat "$_f" >/dev/null; : >"$RUN/$_n.dead") &
     # The double fork hands generation one to PID 1, which reaps at once:
     # an unreaped zombie would keep the uid's task count above zero.
-    (setpriv --reuid "$2" --regid "$3" --clear-groups -- \
-        "$BIN/${4:-fork-racer}" 3>"$_f" </dev/null >/dev/null 2>&1 &)
-    echo "$2" >>"$STATE/uids"
-    poll 5000 uid_busy "$2" || { fail "racer $1 did not start"; exit 1; }
+    (setpriv --reuid "$_u" --regid "$_g" --clear-groups -- \
+        "$_p" "$@" 3>"$_f" </dev/null >/dev/null 2>&1 &)
+    echo "$_u" >>"$STATE/uids"
+    poll 5000 uid_busy "$_u" || { fail "racer $_n did not start"; exit 1; }
 }
 racer_alive() { [ ! -e "$RUN/$1.dead" ]; }
 racer_dead() { [ -e "$RUN/$1.dead" ]; }

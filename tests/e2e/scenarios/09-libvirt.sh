@@ -299,20 +299,6 @@ reaps() {
         tr '\n' ';'
 }
 
-# sleeper NAME UID GID: a task of the DM uid that is not the DM and
-# burns no CPU (the guest it shares the emulated CPUs with is booting),
-# watched through the racers' FIFO.
-sleeper() {
-    _f=$RUN/$1.fifo
-    rm -f "$_f" "$RUN/$1.dead"
-    mkfifo "$_f"
-    (cat "$_f" >/dev/null; : >"$RUN/$1.dead") &
-    (setpriv --reuid "$2" --regid "$3" --clear-groups -- \
-        sleep 100000 3>"$_f" </dev/null >/dev/null 2>&1 &)
-    echo "$2" >>"$STATE/uids"
-    poll 5000 uid_busy "$2" || { fail "sleeper $1 did not start"; exit 1; }
-}
-
 # QEMU's VNC server listens on 127.0.0.1, which dom0-init leaves down.
 ip link set lo up
 dd if=/dev/zero of="$RUN/a.iso" bs=64k count=16 2>/dev/null
@@ -409,7 +395,9 @@ if bounded virsh -q -c "$URI" create "$(guest_xml "$NAME" "$RUN/off.iso")" \
         all_four "$(proc_uids "$DMPID")" "$DMUID"
     check "key 1: $NAME's DM has -xen-domid-restrict" \
         grep -q -- '-xen-domid-restrict' "/proc/$DMPID/cmdline"
-    sleeper off "$DMUID" "$DMGID"
+    # Not a racer: a task of the DM uid that burns no CPU (the guest it
+    # shares the emulated CPUs with is booting).
+    start_racer off "$DMUID" "$DMGID" /bin/sleep 100000
     sleep 1
     check "key 1: a task of $NAME's DM uid besides the DM (a sleeper)" \
         racer_alive off

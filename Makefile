@@ -23,7 +23,7 @@ OPT ?= -O2 -g
 WARN := -Wall -Wextra -Werror -Wno-missing-field-initializers
 CFLAGS_ALL = -std=gnu11 -D_GNU_SOURCE $(OPT) $(WARN) -fPIC \
 	-DXLREAPER_VERSION='"$(VERSION)"' $(CPPFLAGS) \
-	-Itools/libxl-reaper/include -Itools/libxl-reaper $(PKG_CFLAGS) $(CFLAGS)
+	-Itools/libxl-reaper/include $(LIB_INCS) $(PKG_CFLAGS) $(CFLAGS)
 LDFLAGS_ALL = $(LDFLAGS)
 ifeq ($(SANITIZE),1)
 CFLAGS_ALL += -fsanitize=address,undefined -fno-omit-frame-pointer \

@@ -21,7 +21,9 @@ $(BENCH_AUDIT_OLD)/bench_audit: bench/bench_audit.c
 	git archive $(BENCH_AUDIT_BASE) | tar -x -C $(BENCH_AUDIT_OLD)/src
 	$(MAKE) -s -C $(BENCH_AUDIT_OLD)/src NODEPS=1 build/lib/libxlreaper.a
 	$(CC) -I$(BENCH_AUDIT_OLD)/src/tools/libxl-reaper/include \
-		-I$(BENCH_AUDIT_OLD)/src/tools/libxl-reaper $(CFLAGS_ALL) \
+		-I$(BENCH_AUDIT_OLD)/src/tools/libxl-reaper \
+		$(addprefix -I$(BENCH_AUDIT_OLD)/src/tools/libxl-reaper/,$(LIB_DIRS)) \
+		$(CFLAGS_ALL) \
 		-o $@ $< $(BENCH_AUDIT_OLD)/src/build/lib/libxlreaper.a \
 		$(LDFLAGS_ALL) $(PKG_LIBS) -lpthread
 

@@ -2,7 +2,7 @@
 /*
  * test_os_guard.c - the build refuses, with a clear message, the systems
  * where the kill cannot be made safe or that are not ported
- * (tools/libxl-reaper/xlreaper_os.h; docs/qemu-deprivilege.pandoc,
+ * (tools/libxl-reaper/core/xlreaper_os.h; docs/qemu-deprivilege.pandoc,
  * Portability).  No NetBSD or FreeBSD compiler is at hand, so the
  * library's internal header is compiled here with that system's macro in
  * place of Linux's: the guard must stop it, with its own message, and
@@ -50,7 +50,7 @@ static int compile(const char *os, char **err_r)
     argv[n++] = "-std=gnu11";
     argv[n++] = "-D_GNU_SOURCE";
     argv[n++] = "-Itools/libxl-reaper/include";
-    argv[n++] = "-Itools/libxl-reaper";
+    argv[n++] = "-Itools/libxl-reaper/core";
     if (os) {
         argv[n++] = "-U__linux__";
         argv[n++] = "-U__linux";

@@ -4,7 +4,7 @@
 # positive is silenced).
 ANALYZE_CFLAGS = -std=gnu11 -D_GNU_SOURCE -g \
 	$(filter-out -Werror,$(WARN)) \
-	-Itools/libxl-reaper/include -Itools/libxl-reaper -Itools/xl-hooks/common \
+	-Itools/libxl-reaper/include $(LIB_INCS) -Itools/xl-hooks/common \
 	-Itools/xl-hooks/xl-reaperd \
 	-Itests/lib -Itests/fuzz -Ibench/lib $(PKG_CFLAGS) $(CMOCKA_CFLAGS)
 
@@ -12,6 +12,6 @@ ANALYZE_PATHS ?= all
 
 .PHONY: analyze
 analyze: | $(DEPS_STAMP)
-	ANALYZE_CFLAGS="$(ANALYZE_CFLAGS)" ANALYZE_OUT=build/analyze \
+	ANALYZE_CFLAGS="$(ANALYZE_CFLAGS)" LIB_INCS="$(LIB_INCS)" ANALYZE_OUT=build/analyze \
 		ANALYZE_PATHS="$(ANALYZE_PATHS)" \
 		tests/fuzz/analyze

@@ -28,7 +28,7 @@ FUZZ_LIB := $(FUZZ_BUILD)/lib/libxlreaper.a
 # library.
 FUZZ_EXTRA := $(FUZZ_BUILD)/obj/tools/xl-hooks/xl-reaperd/xl_reaperd_parse.o
 FUZZ_CFLAGS = -std=gnu11 -D_GNU_SOURCE -O1 -g $(WARN) \
-	-Itools/libxl-reaper/include -Itools/libxl-reaper -Itools/xl-hooks/common \
+	-Itools/libxl-reaper/include $(LIB_INCS) -Itools/xl-hooks/common \
 	-Itools/xl-hooks/xl-reaperd \
 	-Itests/fuzz $(PKG_CFLAGS) $(FUZZ_SAN)
 FUZZ_COMMON := tests/fuzz/fuzz_common.c tests/fuzz/fuzz.h

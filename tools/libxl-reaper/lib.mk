@@ -5,7 +5,11 @@
 # xl-reaper never pulls xlreaper_audit_xen.o's libxl calls (hooks.mk);
 # and a separate core .so would still load libxenlight through Debian's
 # libxlutil.so, which NEEDs it (no gain: bench/results/start.md).
-LIB_SRCS := $(wildcard tools/libxl-reaper/*.c)
+# One folder per concern (tools/libxl-reaper/README.md says which holds
+# what and which may include which).
+LIB_DIRS := core spawn audit host xen
+LIB_INCS := $(addprefix -Itools/libxl-reaper/,$(LIB_DIRS))
+LIB_SRCS := $(foreach d,$(LIB_DIRS),$(wildcard tools/libxl-reaper/$(d)/*.c))
 LIB_OBJS := $(call obj,$(LIB_SRCS))
 LIB_A := $(BUILD)/lib/libxlreaper.a
 LIB_SO := $(BUILD)/lib/libxlreaper.so.0
@@ -17,8 +21,8 @@ all: $(LIB_A) $(LIB_SO)
 # xlreaper_spawn_apply.allow lists.  Every symbol its object leaves
 # undefined is checked against that list, as hooks.mk's core_check checks
 # what a program loads; the sanitizers' own hooks are not calls of ours.
-SPAWN_APPLY_O := $(call obj,tools/libxl-reaper/xlreaper_spawn_apply.c)
-SPAWN_APPLY_ALLOW := tools/libxl-reaper/xlreaper_spawn_apply.allow
+SPAWN_APPLY_O := $(call obj,tools/libxl-reaper/spawn/xlreaper_spawn_apply.c)
+SPAWN_APPLY_ALLOW := tools/libxl-reaper/spawn/xlreaper_spawn_apply.allow
 SPAWN_APPLY_OK := $(SPAWN_APPLY_O).allowed
 
 $(SPAWN_APPLY_OK): $(SPAWN_APPLY_O) $(SPAWN_APPLY_ALLOW)
@@ -65,7 +69,7 @@ uninstall-lib:
 # proved here: the object that holds every function a helper runs may
 # need no symbol from outside itself.  A sanitizer's own hooks are the
 # one exception (make analyze's and the sanitize build's).
-HELPER_RAW_OBJ := $(call obj,tools/libxl-reaper/xlreaper_helper_raw.c)
+HELPER_RAW_OBJ := $(call obj,tools/libxl-reaper/core/xlreaper_helper_raw.c)
 # No stack protector there: its failure path is libc's __stack_chk_fail,
 # and Debian's hardening flags (debian/rules, dpkg-buildflags) turn it on
 # in CFLAGS; without this the package does not build.

@@ -33,11 +33,11 @@ typedef struct {
     /* The host's count of tasks ever created, instead of /proc/stat. */
     int (*forks)(void *opaque, uint64_t *forks_r);
     void *opaque;
-    const char *xen_dev_dir;  /* instead of /dev/xen */
-    const char *xenfs_dir;    /* instead of /proc/xen */
-    const char *chroot_base;  /* instead of the config's chroot_base */
-    uint32_t sweep_max_domid; /* probe domids 1..this only (0: all) */
-    unsigned max_passes;      /* /proc passes before giving up on a
+    const char *xen_dev_dir;        /* instead of /dev/xen */
+    const char *xenfs_dir;          /* instead of /proc/xen */
+    const char *chroot_base;        /* instead of the config's chroot_base */
+    uint32_t sweep_max_domid;       /* probe domids 1..this only (0: all) */
+    unsigned max_passes;            /* /proc passes before giving up on a
                                * quiet one (0: the default) */
     const char *const *setid_roots; /* walk these directories, NULL
                                * ended, instead of the host's writable

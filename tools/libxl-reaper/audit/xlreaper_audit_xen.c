@@ -99,20 +99,13 @@ static const struct {
 const char *xlreaper__xendev_name(xlreaper__xendev_kind k)
 {
     switch (k) {
-    case XLREAPER__XENDEV_PRIVCMD:
-        return "privcmd";
-    case XLREAPER__XENDEV_EVTCHN:
-        return "evtchn";
-    case XLREAPER__XENDEV_XENBUS:
-        return "xenbus";
-    case XLREAPER__XENDEV_XENBUS_BACKEND:
-        return "xenbus_backend";
-    case XLREAPER__XENDEV_GNTDEV:
-        return "gntdev";
-    case XLREAPER__XENDEV_GNTALLOC:
-        return "gntalloc";
-    case XLREAPER__XENDEV_HYPERCALL:
-        return "hypercall";
+    case XLREAPER__XENDEV_PRIVCMD: return "privcmd";
+    case XLREAPER__XENDEV_EVTCHN: return "evtchn";
+    case XLREAPER__XENDEV_XENBUS: return "xenbus";
+    case XLREAPER__XENDEV_XENBUS_BACKEND: return "xenbus_backend";
+    case XLREAPER__XENDEV_GNTDEV: return "gntdev";
+    case XLREAPER__XENDEV_GNTALLOC: return "gntalloc";
+    case XLREAPER__XENDEV_HYPERCALL: return "hypercall";
     }
     return "?";
 }
@@ -240,8 +233,7 @@ static void probe_file(int fd, xlreaper__xendev_kind kind, uint32_t domid,
         if (ioctl(fd, IOCTL_EVTCHN_BIND_VIRQ, NULL) < 0)
             *probe_err_r = errno;
         break;
-    default:
-        break;
+    default: break;
     }
 }
 

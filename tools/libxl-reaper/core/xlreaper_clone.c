@@ -118,7 +118,8 @@ int xlreaper__helper_start(xlreaper_ctx *ctx, const char *what,
     /* vm and arg live in the caller's frame until the helper has been
      * reaped (xlreaper__run_helper_wait waits for that before it
      * returns). */
-    pid = clone(xlreaper__helper_main, (char *)vm->stack + GUARD_PAGE + HELPER_STACK,
+    pid = clone(xlreaper__helper_main,
+                (char *)vm->stack + GUARD_PAGE + HELPER_STACK,
                 CLONE_VM | SIGCHLD, vm);
     e = errno;
     pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -83,14 +83,15 @@ static int probe(xlreaper_ctx *ctx, uid_t uid, unsigned long max,
         if (rc)
             return rc;
     }
-    rc = xlreaper__run_helper(ctx, "the task-count probe", xlreaper__probe_child, &a,
-                              xlreaper__helper_deadline(ctx), &rep, &reported,
-                              &status, &end);
+    rc = xlreaper__run_helper(
+        ctx, "the task-count probe", xlreaper__probe_child, &a,
+        xlreaper__helper_deadline(ctx), &rep, &reported, &status, &end);
     /* A uid that may be live is never entered from the caller's own
      * thread (a task of it could stop the caller): no answer. */
     if (rc == XLREAPER__ERROR_NO_TASK) {
-        LOG(ERROR, "uid %lu: no task can be created to count it (pids or "
-                   "threads exhausted): cannot tell",
+        LOG(ERROR,
+            "uid %lu: no task can be created to count it (pids or "
+            "threads exhausted): cannot tell",
             (unsigned long)uid);
         rc = XLREAPER_ERROR_FAIL;
     }

@@ -87,25 +87,18 @@ void xlreaper__log(const xlreaper_ctx *ctx, xentoollog_level level,
 const char *xlreaper_strerror(int rc)
 {
     switch (rc) {
-    case 0:
-        return "success";
-    case XLREAPER_ERROR_FAIL:
-        return "system call failed";
-    case XLREAPER_ERROR_INVAL:
-        return "invalid input or configuration";
-    case XLREAPER_ERROR_NOMEM:
-        return "out of memory";
+    case 0: return "success";
+    case XLREAPER_ERROR_FAIL: return "system call failed";
+    case XLREAPER_ERROR_INVAL: return "invalid input or configuration";
+    case XLREAPER_ERROR_NOMEM: return "out of memory";
     case XLREAPER_ERROR_LOCK_TIMEOUT:
         return "timed out waiting for the reaper lock";
     case XLREAPER_ERROR_REMAIN:
         return "tasks remain under the device model uid";
-    case XLREAPER_ERROR_BUSY:
-        return "the device model uid still has tasks";
-    case XLREAPER_ERROR_PERM:
-        return "permission denied (needs root)";
+    case XLREAPER_ERROR_BUSY: return "the device model uid still has tasks";
+    case XLREAPER_ERROR_PERM: return "permission denied (needs root)";
     case XLREAPER_ERROR_STUCK:
         return "tasks of the device model uid are stuck in D state";
-    default:
-        return "unknown error";
+    default: return "unknown error";
     }
 }

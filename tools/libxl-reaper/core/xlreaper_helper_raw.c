@@ -250,7 +250,7 @@ static XLREAPER__HELPER_CODE int nproc_at_least(const nproc_asker *q,
 long XLREAPER__HELPER_CODE xlreaper__nproc_others(pid_t parent, uid_t uid,
                                                   unsigned long max)
 {
-    unsigned long lo, hi; /* lo or more others, fewer than hi */
+    unsigned long lo, hi;         /* lo or more others, fewer than hi */
     struct rlimit cur = { 0, 0 }; /* unwritten: every question fails */
     nproc_asker q;
     long r;

@@ -32,30 +32,29 @@ _hidden void xlreaper__log(const xlreaper_ctx *ctx, xentoollog_level level,
                            ...) __attribute__((format(printf, 5, 6)));
 
 /* The macros use the `ctx` in scope, as libxl's use `gc`. */
-#define LOG(l, f, ...)                                                    \
+#define LOG(l, f, ...)                                                        \
     xlreaper__log(ctx, XTL_##l, -1, __func__, f, ##__VA_ARGS__)
-#define LOGE(l, f, ...)                                                   \
+#define LOGE(l, f, ...)                                                       \
     xlreaper__log(ctx, XTL_##l, errno, __func__, f, ##__VA_ARGS__)
-#define LOGEV(l, e, f, ...)                                               \
+#define LOGEV(l, e, f, ...)                                                   \
     xlreaper__log(ctx, XTL_##l, (e), __func__, f, ##__VA_ARGS__)
-#define LOGD(l, d, f, ...)                                                \
-    xlreaper__log(ctx, XTL_##l, -1, __func__, "domid %u: " f, (d),        \
+#define LOGD(l, d, f, ...)                                                    \
+    xlreaper__log(ctx, XTL_##l, -1, __func__, "domid %u: " f, (d),            \
                   ##__VA_ARGS__)
-#define LOGED(l, d, f, ...)                                               \
-    xlreaper__log(ctx, XTL_##l, errno, __func__, "domid %u: " f, (d),     \
+#define LOGED(l, d, f, ...)                                                   \
+    xlreaper__log(ctx, XTL_##l, errno, __func__, "domid %u: " f, (d),         \
                   ##__VA_ARGS__)
 
 /* ---------- passwd lookups, injectable for tests ---------- */
 
 typedef struct {
     /* 0 with *found_r; or a negative XLREAPER_ERROR_*. */
-    int (*by_name)(void *opaque, const char *name, uid_t *uid_r,
-                   gid_t *gid_r, bool *found_r);
+    int (*by_name)(void *opaque, const char *name, uid_t *uid_r, gid_t *gid_r,
+                   bool *found_r);
     /* Calls each(arg, name, uid) for every user; stops early when it
      * returns non-zero and returns that.  Else 0 or an error. */
     int (*each)(void *opaque,
-                int (*fn)(void *arg, const char *name, uid_t uid),
-                void *arg);
+                int (*fn)(void *arg, const char *name, uid_t uid), void *arg);
     /* The same over the group database: each group's name, gid and
      * NULL-terminated member list. */
     int (*each_group)(void *opaque,
@@ -110,8 +109,7 @@ _hidden void xlreaper__config_dispose(xlreaper_config *cfg);
  * quick: XLREAPER_CONFIG_QUICK (xlreaper_uid.c says what it skips).
  */
 _hidden int xlreaper__uid_settle(xlreaper_ctx *ctx, xlreaper_config *cfg,
-                                 long want_base, long want_reaper,
-                                 bool quick);
+                                 long want_base, long want_reaper, bool quick);
 
 /*
  * xlreaper_config_load after the file is read: text (len bytes, need
@@ -177,8 +175,8 @@ xlreaper__cfg_each_value(const char *text, size_t len,
  * The parent reads it only within a bounded wait (xlreaper__wait_report).
  */
 typedef struct {
-    int step;  /* caller's own step numbers, > 0 */
-    int err;   /* errno */
+    int step; /* caller's own step numbers, > 0 */
+    int err;  /* errno */
     long detail;
 } xlreaper__child_report;
 
@@ -284,9 +282,8 @@ _hidden int xlreaper__wait_report(xlreaper_ctx *ctx, const xlreaper__wait *w,
 _hidden int xlreaper__run_helper(xlreaper_ctx *ctx, const char *what,
                                  void (*fn)(int wfd, void *arg), void *arg,
                                  uint64_t deadline_us,
-                                 xlreaper__child_report *rep,
-                                 bool *reported_r, int *status_r,
-                                 xlreaper__helper_end *end_r);
+                                 xlreaper__child_report *rep, bool *reported_r,
+                                 int *status_r, xlreaper__helper_end *end_r);
 
 /*
  * Starting a helper (xlreaper_clone.c): clone(CLONE_VM) on a stack of
@@ -327,8 +324,7 @@ _hidden int xlreaper__caps_none_raw(bool permitted_too);
 /* waitpid, looping on EINTR; a stop is answered with SIGKILL.  For a
  * child already killed, or one that cannot be stopped.  0 and
  * *status_r, or _FAIL. */
-_hidden int xlreaper__wait_child(xlreaper_ctx *ctx, pid_t pid,
-                                 int *status_r);
+_hidden int xlreaper__wait_child(xlreaper_ctx *ctx, pid_t pid, int *status_r);
 
 /* Raw system calls: per-thread, no glibc setxid broadcast. */
 _hidden int xlreaper__sys_setresuid(uid_t r, uid_t e, uid_t s);
@@ -455,12 +451,11 @@ _hidden void xlreaper__sched_hurry_dying(uid_t uid);
 
 /* /proc opened twice: *procfd_r for openat, *dir_r to list it.  The
  * caller closes both.  0 or _FAIL (logged). */
-_hidden int xlreaper__proc_open(xlreaper_ctx *ctx, int *procfd_r,
-                                DIR **dir_r);
+_hidden int xlreaper__proc_open(xlreaper_ctx *ctx, int *procfd_r, DIR **dir_r);
 /* The value after "Key:" on its own line of /proc/<pid>/status text,
  * blanks skipped, or NULL; *eol_r (if not NULL) is its line's end. */
-_hidden const char *xlreaper__status_field(const char *text,
-                                           const char *end, const char *key,
+_hidden const char *xlreaper__status_field(const char *text, const char *end,
+                                           const char *key,
                                            const char **eol_r);
 /* n unsigned numbers (base 10 or 16) separated by blanks, read within
  * [p, end) only.  0, or -1 when one is missing or overflows. */
@@ -553,10 +548,9 @@ _hidden int xlreaper__scan_uids(xlreaper_ctx *ctx, uid_t uid,
  * 0, _NOMEM or _FAIL.
  */
 _hidden int xlreaper__scan_after_kill(xlreaper_ctx *ctx, uid_t uid,
-                                      unsigned long expect,
-                                      bool full_if_short,
-                                      xlreaper_task_list *list,
-                                      bool *sound_r, bool *short_r);
+                                      unsigned long expect, bool full_if_short,
+                                      xlreaper_task_list *list, bool *sound_r,
+                                      bool *short_r);
 
 /* ---------- small helpers ---------- */
 
@@ -706,7 +700,7 @@ typedef struct {
     int keep[XLREAPER__MAX_KEEP_FDS]; /* > 2, sorted, unique */
     unsigned num_keep;
     xlreaper__qemu_form runas_form;
-    const char *runas;  /* "uid:gid" as given (from argv or runas_buf),
+    const char *runas; /* "uid:gid" as given (from argv or runas_buf),
                          * or NULL */
     char runas_buf[64];
     xlreaper__qemu_form chroot_form;

@@ -326,8 +326,8 @@ again:
              * try once more before the first sleep. */
             xlreaper__lock_waiting(fd, true);
             ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-            if (ino >= 0 && inotify_add_watch(ino, cfg->lock_file,
-                                              IN_CLOSE_WRITE) < 0) {
+            if (ino >= 0 &&
+                inotify_add_watch(ino, cfg->lock_file, IN_CLOSE_WRITE) < 0) {
                 close(ino);
                 ino = -1;
             }

@@ -267,8 +267,8 @@ static int kill_round(xlreaper_ctx *ctx, uint32_t domid, uid_t pet, uid_t uid,
     bool reported;
     int rc, status;
 
-    rc = xlreaper__run_helper(ctx, "the killer", xlreaper__killer_child, &a, deadline,
-                              &rep, &reported, &status, &end);
+    rc = xlreaper__run_helper(ctx, "the killer", xlreaper__killer_child, &a,
+                              deadline, &rep, &reported, &status, &end);
     if (rc == XLREAPER__ERROR_NO_TASK)
         return kill_in_thread(ctx, domid, pet, uid, settle, left_r);
     if (rc)
@@ -685,8 +685,8 @@ int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
         rl.per_round = true;
     }
     if (rl.per_round) {
-        rc = xlreaper__lock_retake(rl.lock, start + (uint64_t)cfg->lock_timeout_ms
-                                                        * 1000u, false);
+        rc = xlreaper__lock_retake(
+            rl.lock, start + (uint64_t)cfg->lock_timeout_ms * 1000u, false);
         if (rc)
             goto out;
     }

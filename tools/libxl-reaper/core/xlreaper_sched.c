@@ -76,4 +76,3 @@ void xlreaper__sched_restore(const xlreaper__sched_saved *saved)
     if (saved->niced)
         setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), saved->nice);
 }
-

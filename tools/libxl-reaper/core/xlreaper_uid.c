@@ -129,14 +129,14 @@ static int range_walk_one(void *arg, const char *name, uid_t uid)
  * counts it idle before every kill (xlreaper_reap.c), and the global
  * lock keeps it from ever killing beside libxl's own reaper.
  */
-static int lookup(xlreaper_ctx *ctx, const char *name, bool quick,
-                  bool given, uid_t *uid_r, gid_t *gid_r, bool *found_r)
+static int lookup(xlreaper_ctx *ctx, const char *name, bool quick, bool given,
+                  uid_t *uid_r, gid_t *gid_r, bool *found_r)
 {
     int rc;
 
     if (quick) {
-        rc = ctx->pw_local->by_name(ctx->pw_local_opaque, name, uid_r,
-                                    gid_r, found_r);
+        rc = ctx->pw_local->by_name(ctx->pw_local_opaque, name, uid_r, gid_r,
+                                    found_r);
         if (rc || *found_r || given)
             goto out;
     }
@@ -148,8 +148,8 @@ out:
     return rc;
 }
 
-static int settle_base(xlreaper_ctx *ctx, xlreaper_config *cfg,
-                       long want_base, bool quick)
+static int settle_base(xlreaper_ctx *ctx, xlreaper_config *cfg, long want_base,
+                       bool quick)
 {
     uid_t uid;
     gid_t gid;
@@ -242,8 +242,7 @@ static int settle_pet(xlreaper_ctx *ctx, xlreaper_config *cfg,
     }
     if (cfg->reaper_uid > cfg->dm_uid_base &&
         cfg->reaper_uid - cfg->dm_uid_base <= xlreaper_max_domid()) {
-        LOG(ERROR,
-            "the reaper uid %lu (%s) is domid %lu's device model uid",
+        LOG(ERROR, "the reaper uid %lu (%s) is domid %lu's device model uid",
             (unsigned long)cfg->reaper_uid, cfg->reaper_uid_from,
             (unsigned long)(cfg->reaper_uid - cfg->dm_uid_base));
         return XLREAPER_ERROR_INVAL;

@@ -145,9 +145,8 @@ int xlreaper__cfg_each_value(const char *text, size_t len,
             i = j;
             while (i < len && (text[i] == ' ' || text[i] == '\t'))
                 i++;
-            if (i < len && (text[i] == '=' ||
-                            (text[i] == '+' && i + 1 < len &&
-                             text[i + 1] == '='))) {
+            if (i < len && (text[i] == '=' || (text[i] == '+' && i + 1 < len &&
+                                               text[i + 1] == '='))) {
                 size_t v = i + (text[i] == '+' ? 2 : 1);
 
                 while (v < len && (text[v] == ' ' || text[v] == '\t'))

@@ -59,12 +59,30 @@ enum {
 _Static_assert(RL_NUM <= XLREAPER_MAX_RLIMITS, "rlimits[] too small");
 
 #define F(field) offsetof(xlreaper_config, field)
-#define UNSIGNED(k, field, lo, hi) { k, KEY_UNSIGNED, F(field), lo, hi, NULL }
-#define PATH(k, field) { k, KEY_PATH, F(field), 0, 0, NULL }
-#define PROM(k, field) { k, KEY_PROM, F(field), 0, 0, NULL }
-#define ENUM(k, field, ch) { k, KEY_ENUM, F(field), 0, 0, ch }
-#define BOOL(k, field) { k, KEY_BOOL, F(field), 0, 1, NULL }
-#define U64(k, field, lo, hi) { k, KEY_U64, F(field), lo, hi, NULL }
+#define UNSIGNED(k, field, lo, hi)                                            \
+    {                                                                         \
+        k, KEY_UNSIGNED, F(field), lo, hi, NULL                               \
+    }
+#define PATH(k, field)                                                        \
+    {                                                                         \
+        k, KEY_PATH, F(field), 0, 0, NULL                                     \
+    }
+#define PROM(k, field)                                                        \
+    {                                                                         \
+        k, KEY_PROM, F(field), 0, 0, NULL                                     \
+    }
+#define ENUM(k, field, ch)                                                    \
+    {                                                                         \
+        k, KEY_ENUM, F(field), 0, 0, ch                                       \
+    }
+#define BOOL(k, field)                                                        \
+    {                                                                         \
+        k, KEY_BOOL, F(field), 0, 1, NULL                                     \
+    }
+#define U64(k, field, lo, hi)                                                 \
+    {                                                                         \
+        k, KEY_U64, F(field), lo, hi, NULL                                    \
+    }
 #define RLIM(k, i, lo, hi) U64(k, rlimits[i].limit, lo, hi)
 
 static const key_spec keys[] = {
@@ -142,8 +160,7 @@ int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
         n = snprintf(buf, size, "%d", *(const bool *)field ? 1 : 0);
         break;
     case KEY_ENUM:
-        n = snprintf(buf, size, "\"%s\"",
-                     k->choices[*(const int *)field]);
+        n = snprintf(buf, size, "\"%s\"", k->choices[*(const int *)field]);
         break;
     case KEY_PATH:
     case KEY_PROM: {
@@ -156,8 +173,7 @@ int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
         n = snprintf(buf, size, "\"%s\"", v);
         break;
     }
-    default:
-        return XLREAPER_ERROR_INVAL;
+    default: return XLREAPER_ERROR_INVAL;
     }
     return n < 0 || (size_t)n >= size ? XLREAPER_ERROR_INVAL : 0;
 }
@@ -249,8 +265,8 @@ static int set_default_strings(xlreaper_config *cfg)
 /* ---------- reading the file ---------- */
 
 /* Reads path into *text_r; 1 if absent, 0 if read, or an error. */
-static int read_config_text(xlreaper_ctx *ctx, const char *path,
-                            char **text_r, size_t *len_r)
+static int read_config_text(xlreaper_ctx *ctx, const char *path, char **text_r,
+                            size_t *len_r)
 {
     struct stat st, trusted;
     char *text = NULL;
@@ -617,9 +633,8 @@ static bool printable(const char *s)
 
 /* Reads one key's value into cfg (or *want_* for uids). */
 static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
-                    const key_walk *w, const key_spec *k,
-                    xlreaper_config *cfg, long *want_base,
-                    long *want_reaper)
+                    const key_walk *w, const key_spec *k, xlreaper_config *cfg,
+                    long *want_base, long *want_reaper)
 {
     unsigned seen = key_seen(w, k->key), line = w->seen[seen].line;
     const char *s;
@@ -668,8 +683,8 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
                     return 0;
                 }
             }
-            LOG(ERROR, "%s:%u: %s = \"%s\" is not one of the choices",
-                w->path, line, k->key, s);
+            LOG(ERROR, "%s:%u: %s = \"%s\" is not one of the choices", w->path,
+                line, k->key, s);
             return XLREAPER_ERROR_INVAL;
         }
         if (k->type == KEY_PROM && !s[0]) {
@@ -776,8 +791,10 @@ static int parse_text(xlreaper_ctx *ctx, const char *path, const char *text,
         goto out;
     }
     if (!w->num) {
-        LOG(ERROR, "%s: the file sets nothing (remove it to use the "
-                   "defaults)", path);
+        LOG(ERROR,
+            "%s: the file sets nothing (remove it to use the "
+            "defaults)",
+            path);
         rc = XLREAPER_ERROR_INVAL;
         goto out;
     }

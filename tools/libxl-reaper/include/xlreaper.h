@@ -48,13 +48,13 @@
 
 /* ---------- errors ---------- */
 
-#define XLREAPER_ERROR_FAIL          -1 /* a system call failed; logged */
-#define XLREAPER_ERROR_INVAL         -2 /* bad input or configuration */
-#define XLREAPER_ERROR_NOMEM         -3
-#define XLREAPER_ERROR_LOCK_TIMEOUT  -4 /* the global lock was not had */
-#define XLREAPER_ERROR_REMAIN        -5 /* live tasks remain: see result */
-#define XLREAPER_ERROR_BUSY          -6 /* the DM uid still has tasks */
-#define XLREAPER_ERROR_PERM          -7 /* needs root */
+#define XLREAPER_ERROR_FAIL -1  /* a system call failed; logged */
+#define XLREAPER_ERROR_INVAL -2 /* bad input or configuration */
+#define XLREAPER_ERROR_NOMEM -3
+#define XLREAPER_ERROR_LOCK_TIMEOUT -4 /* the global lock was not had */
+#define XLREAPER_ERROR_REMAIN -5       /* live tasks remain: see result */
+#define XLREAPER_ERROR_BUSY -6         /* the DM uid still has tasks */
+#define XLREAPER_ERROR_PERM -7         /* needs root */
 #define XLREAPER_ERROR_STUCK                                                  \
     -8 /* tasks stuck in D state with
                                          * SIGKILL pending remain, and
@@ -108,9 +108,9 @@ typedef enum {
 
 /* One resource limit applied between fork and execve. */
 typedef struct {
-    int resource;     /* RLIMIT_* */
-    const char *key;  /* its config key, e.g. "fsize_limit" */
-    uint64_t limit;   /* soft = hard = limit */
+    int resource;    /* RLIMIT_* */
+    const char *key; /* its config key, e.g. "fsize_limit" */
+    uint64_t limit;  /* soft = hard = limit */
 } xlreaper_rlimit;
 
 #define XLREAPER_MAX_RLIMITS 8
@@ -121,39 +121,39 @@ typedef struct {
  * *_from strings say where a value came from, for `xl-reaper check`.
  */
 typedef struct {
-    const char *path;            /* file read, or NULL: defaults only */
+    const char *path; /* file read, or NULL: defaults only */
 
-    uid_t dm_uid_base;           /* uid of domid 0 */
+    uid_t dm_uid_base; /* uid of domid 0 */
     const char *dm_uid_base_from;
-    uid_t reaper_uid;            /* the pet: never runs anything */
+    uid_t reaper_uid; /* the pet: never runs anything */
     const char *reaper_uid_from;
     xlreaper_gid_mode dm_gid_mode;
-    gid_t range_base_gid;        /* for XLREAPER_GID_RANGE_BASE */
+    gid_t range_base_gid; /* for XLREAPER_GID_RANGE_BASE */
 
     const char *lock_file;
     unsigned lock_timeout_ms;
-    unsigned reap_timeout_ms;    /* deadline for kill + verification */
+    unsigned reap_timeout_ms; /* deadline for kill + verification */
 
     /* Spawn. */
-    unsigned nproc_limit;        /* RLIMIT_NPROC: counts threads too */
+    unsigned nproc_limit; /* RLIMIT_NPROC: counts threads too */
     xlreaper_rlimit rlimits[XLREAPER_MAX_RLIMITS]; /* NPROC excluded */
     unsigned num_rlimits;
     xlreaper_uid_switch uid_switch;
-    bool reap_stale;             /* reap a busy DM uid before spawn */
-    bool unshare_ipc_mount;      /* unshare(CLONE_NEWNS|CLONE_NEWIPC) */
-    bool unshare_net;            /* unshare(CLONE_NEWNET) */
-    bool dumpable;               /* PR_SET_DUMPABLE after the switch */
-    const char *chroot_base;     /* chroot to <base>/qemu-root-<domid>
+    bool reap_stale;           /* reap a busy DM uid before spawn */
+    bool unshare_ipc_mount;    /* unshare(CLONE_NEWNS|CLONE_NEWIPC) */
+    bool unshare_net;          /* unshare(CLONE_NEWNET) */
+    bool dumpable;             /* PR_SET_DUMPABLE after the switch */
+    const char *chroot_base;   /* chroot to <base>/qemu-root-<domid>
                                   * when that directory exists */
-    bool add_dm_restrict;        /* runas: add -xen-domid-restrict and
+    bool add_dm_restrict;      /* runas: add -xen-domid-restrict and
                                   * the chroot to a line without them */
-    const char *cgroup_parent;   /* cgroup v2 dir; NULL: no cgroup.
+    const char *cgroup_parent; /* cgroup v2 dir; NULL: no cgroup.
                                   * The DM joins <it>/dm-<domid> */
-    const char *qemu_path;       /* for qemu-dm-restrict */
+    const char *qemu_path;     /* for qemu-dm-restrict */
 
     /* Daemon. */
     unsigned sweep_interval_s;
-    const char *metrics_file;    /* xl-reaperd's metrics (node_exporter's
+    const char *metrics_file; /* xl-reaperd's metrics (node_exporter's
                                   * textfile format), or NULL: none */
 
     /* Not a key: where /etc/subuid or /etc/subgid overlaps the DM
@@ -183,8 +183,7 @@ typedef struct {
  * logged, with file:line where there is one.  Returns 0, _INVAL, _NOMEM
  * or _FAIL.
  */
-int xlreaper_config_load(xlreaper_ctx *ctx, const char *path,
-                         unsigned flags);
+int xlreaper_config_load(xlreaper_ctx *ctx, const char *path, unsigned flags);
 
 /* NULL until a load succeeded.  Owned by ctx. */
 const xlreaper_config *xlreaper_config_get(const xlreaper_ctx *ctx);
@@ -267,19 +266,18 @@ int xlreaper_dm_ids(const xlreaper_ctx *ctx, uint32_t domid, uid_t *uid_r,
  * The domid whose DM uid is uid.  0, or _INVAL when uid is not a DM uid
  * (outside base+1 .. base+max_domid).
  */
-int xlreaper_uid_domid(const xlreaper_ctx *ctx, uid_t uid,
-                       uint32_t *domid_r);
+int xlreaper_uid_domid(const xlreaper_ctx *ctx, uid_t uid, uint32_t *domid_r);
 
 /* ---------- tasks of a uid ---------- */
 
 /* One task (thread) that a /proc scan found. */
 typedef struct {
     pid_t tid, tgid, ppid;
-    char state;              /* as in /proc: R S D Z T t X I ... */
+    char state; /* as in /proc: R S D Z T t X I ... */
     uid_t ruid, euid, suid, fsuid;
-    bool kill_pending;       /* SIGKILL pending, or already exiting */
+    bool kill_pending; /* SIGKILL pending, or already exiting */
     char comm[17];
-    char wchan[48];          /* where a D-state task sleeps, or "" */
+    char wchan[48]; /* where a D-state task sleeps, or "" */
 } xlreaper_task;
 
 typedef struct {
@@ -296,8 +294,7 @@ void xlreaper_task_list_dispose(xlreaper_task_list *list);
  * still fork: a fork racer's generations live shorter than a scan.
  * Appends to list; 0, _NOMEM or _FAIL.
  */
-int xlreaper_scan_uid(xlreaper_ctx *ctx, uid_t uid,
-                      xlreaper_task_list *list);
+int xlreaper_scan_uid(xlreaper_ctx *ctx, uid_t uid, xlreaper_task_list *list);
 
 /*
  * Asks the kernel whether uid has any task at all, live or zombie: a
@@ -393,34 +390,34 @@ typedef struct {
     uint32_t domid;
     uid_t uid;
     xlreaper_outcome outcome;
-    bool was_empty;              /* the kernel counted no task right
+    bool was_empty;   /* the kernel counted no task right
                                   * after the first kill: nothing was
                                   * left, which is not "nothing was
                                   * there" (what was killed may have
                                   * been reaped that fast) */
-    long kernel_left;            /* that count (zombies, dying tasks),
+    long kernel_left; /* that count (zombies, dying tasks),
                                   * or -1 when the killer was stopped */
     /* Distinct tasks the scans after the kill saw (0 when the count
      * was 0: then no scan is made). */
     unsigned tasks_seen;
-    unsigned rounds;             /* kill(-1) calls made */
-    uint64_t duration_us;        /* from the call to the verdict */
+    unsigned rounds;      /* kill(-1) calls made */
+    uint64_t duration_us; /* from the call to the verdict */
     uint64_t lock_wait_us;
-    xlreaper_task_list zombies;  /* left waiting for their parent */
-    xlreaper_task_list stuck;    /* D state: SIGKILL pending; wchan
+    xlreaper_task_list zombies; /* left waiting for their parent */
+    xlreaper_task_list stuck;   /* D state: SIGKILL pending; wchan
                                   * says where each waits */
-    xlreaper_task_list live;     /* live, and why in unreachable */
-    unsigned unreachable;        /* of live: uid only as euid/fsuid, which
+    xlreaper_task_list live;    /* live, and why in unreachable */
+    unsigned unreachable;       /* of live: uid only as euid/fsuid, which
                                   * kill(-1) as the pet cannot signal */
-    bool kernel_empty;           /* the kernel count was zero */
-    bool proc_sound;             /* the last scan saw every task on the
+    bool kernel_empty;          /* the kernel count was zero */
+    bool proc_sound;            /* the last scan saw every task on the
                                   * host (no hidepid, same pid ns) */
-    pid_t recorded_dm;           /* the DM pid its spawn recorded (runas
+    pid_t recorded_dm;          /* the DM pid its spawn recorded (runas
                                   * mode), killed by this reap before the
                                   * uid kill because it was still that
                                   * process (perhaps root, before its own
                                   * setuid: xlreaper_dmpid.c), or 0 */
-    unsigned fuse_aborted;       /* FUSE connections of the uid this
+    unsigned fuse_aborted;      /* FUSE connections of the uid this
                                   * reap aborted, because tasks of the
                                   * uid were stuck after the kill
                                   * (xlreaper_fuse.c) */
@@ -458,9 +455,8 @@ int xlreaper_reap(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
 #define XLREAPER_REAP_LOCK_ROUNDS 2u
 
 /* xlreaper_reap with XLREAPER_REAP_* flags. */
-int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held,
-                        uint32_t domid, unsigned flags,
-                        xlreaper_reap_result *res);
+int xlreaper_reap_flags(xlreaper_ctx *ctx, xlreaper_lock *held, uint32_t domid,
+                        unsigned flags, xlreaper_reap_result *res);
 
 /*
  * One line for people: "domid 5 (uid 131077): killed in 2.1 ms (1 round,
@@ -475,8 +471,7 @@ char *xlreaper_reap_result_describe(const xlreaper_reap_result *res);
  * kernel_empty, kernel_left, proc_sound, recorded_dm (a pid or null),
  * fuse_aborted, zombies, stuck, live.  *json_r is malloc'd, caller frees.  0 or _NOMEM.
  */
-int xlreaper_reap_result_json(const xlreaper_reap_result *res,
-                              char **json_r);
+int xlreaper_reap_result_json(const xlreaper_reap_result *res, char **json_r);
 
 /* ---------- spawning a device model ---------- */
 
@@ -619,52 +614,54 @@ typedef enum {
 #define XLREAPER_AUDIT_NO_UID ((uid_t)-1)
 
 typedef struct {
-    const char *name;       /* static, e.g. "ids", "leftover" */
-    uint32_t domid;         /* or XLREAPER_AUDIT_NO_DOMID */
-    uid_t uid;              /* or XLREAPER_AUDIT_NO_UID */
-    pid_t pid;              /* or 0 */
+    const char *name; /* static, e.g. "ids", "leftover" */
+    uint32_t domid;   /* or XLREAPER_AUDIT_NO_DOMID */
+    uid_t uid;        /* or XLREAPER_AUDIT_NO_UID */
+    pid_t pid;        /* or 0 */
     xlreaper_audit_status status;
-    bool fixed;             /* --fix reaped this uid (status says how
+    bool fixed;     /* --fix reaped this uid (status says how
                              * that ended) */
-    unsigned tasks;         /* leftover: the tasks of the uid, by the
+    unsigned tasks; /* leftover: the tasks of the uid, by the
                              * kernel's count (or /proc's when that is
                              * unknown or larger); else 0 */
-    char *reason;           /* malloc'd, printable ASCII; never NULL */
+    char *reason;   /* malloc'd, printable ASCII; never NULL */
 } xlreaper_audit_check;
 
 typedef struct {
     xlreaper_audit_check *checks;
     unsigned num, cap;
-    const char *live_source;     /* "libxenlight", "xenstore", "hook",
+    const char *live_source; /* "libxenlight", "xenstore", "hook",
                                   * or NULL: live domains unknown */
-    uint32_t *live;              /* live domids (not dom0), sorted */
+    uint32_t *live;          /* live domids (not dom0), sorted */
     unsigned num_live;
     bool xenstore_reachable;
-    unsigned passes;             /* /proc passes made */
-    bool quiet;                  /* a pass saw no task created */
-    unsigned probes;             /* kernel-count probes run */
-    unsigned dms;                /* DM processes checked */
-    uint64_t start_us;           /* when it began (monotonic clock) */
+    unsigned passes;   /* /proc passes made */
+    bool quiet;        /* a pass saw no task created */
+    unsigned probes;   /* kernel-count probes run */
+    unsigned dms;      /* DM processes checked */
+    uint64_t start_us; /* when it began (monotonic clock) */
     uint64_t duration_us;
     unsigned deadline_ms; /* the deadline it ran under */
     bool deadline_passed; /* something was not checked in time */
 } xlreaper_audit_result;
 
-#define XLREAPER_AUDIT_FIX 1u       /* reap leftover uids and clear the
+#define XLREAPER_AUDIT_FIX                                                    \
+    1u /* reap leftover uids and clear the
                                      * set-id bits of files of the range,
                                      * and say so */
-#define XLREAPER_AUDIT_PROBE_ALL 2u /* kernel-count every dead uid, even
+#define XLREAPER_AUDIT_PROBE_ALL                                              \
+    2u /* kernel-count every dead uid, even
                                      * after a quiet /proc pass */
 
 typedef struct {
-    unsigned flags;              /* XLREAPER_AUDIT_* */
+    unsigned flags;               /* XLREAPER_AUDIT_* */
     unsigned xenstore_timeout_ms; /* default 2000 */
-    unsigned setid_timeout_ms;   /* the "setid" walk's deadline, default
+    unsigned setid_timeout_ms;    /* the "setid" walk's deadline, default
                                   * 120000; 0: not walked (a skip) */
-    unsigned dm_timeout_ms;      /* how long the /proc of one process of
+    unsigned dm_timeout_ms;       /* how long the /proc of one process of
                                   * a live domain's uid may take to read,
                                   * default 3000 */
-    unsigned deadline_ms;        /* the whole audit's (the setid walk
+    unsigned deadline_ms;         /* the whole audit's (the setid walk
                                   * aside); 0, the default: 5000 plus
                                   * dm_timeout_ms per such process */
 } xlreaper_audit_opts;

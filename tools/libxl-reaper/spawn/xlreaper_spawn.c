@@ -95,10 +95,9 @@ static int reap_stale(xlreaper_ctx *ctx, xlreaper_lock *lock,
      * The reap lets the lock go between its rounds, so that a uid that
      * stays stuck does not hold up the host; it is taken again after,
      * and the caller checks the uid anew under it. */
-    rc = xlreaper_reap_flags(ctx, lock, plan->domid,
-                             XLREAPER_REAP_WAIT_EMPTY |
-                                 XLREAPER_REAP_LOCK_ROUNDS,
-                             &res);
+    rc = xlreaper_reap_flags(
+        ctx, lock, plan->domid,
+        XLREAPER_REAP_WAIT_EMPTY | XLREAPER_REAP_LOCK_ROUNDS, &res);
     what = xlreaper_reap_result_describe(&res);
     if (!rc && res.outcome != XLREAPER_OUTCOME_EMPTY)
         rc = XLREAPER_ERROR_BUSY; /* zombies would still count */
@@ -435,8 +434,8 @@ static int fork_once(xlreaper_ctx *ctx, xlreaper__spawn_run *run, pid_t *pid_r,
     status = w.status;
     if (w.end != XLREAPER__HELPER_DONE) {
         /* Killed and reaped: only a task of the uid can stop it. */
-        *rep = (xlreaper__child_report){ .step = STEP_UID_BUSY,
-                                         .err = EAGAIN };
+        *rep =
+            (xlreaper__child_report){ .step = STEP_UID_BUSY, .err = EAGAIN };
         rc = 1;
         goto out;
     }

@@ -75,9 +75,9 @@ struct xlreaper_spawn_plan {
     } rl[MAX_RL];
     unsigned num_rl;
     bool unshare_ipc_mount, unshare_net, dumpable;
-    char *chroot_dir; /* we chroot here (exec mode), or NULL */
+    char *chroot_dir;  /* we chroot here (exec mode), or NULL */
     char *record_root; /* the root the DM ends up in, for its record */
-    int exe_fd;       /* O_PATH to path, for execveat in the chroot */
+    int exe_fd;        /* O_PATH to path, for execveat in the chroot */
     char *make_chroot; /* runas: QEMU's chroot, made by the spawn
                         * (add_dm_restrict), or NULL */
     bool drop_vkbd;    /* -xen-domid-restrict added: the spawn takes

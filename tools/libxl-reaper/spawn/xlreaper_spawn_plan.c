@@ -495,7 +495,7 @@ static int plan_copy_argv(xlreaper_spawn_plan *plan, char *const argv[],
     plan->argv = calloc(argc + x->num + 1, sizeof(char *));
     if (!plan->argv)
         return XLREAPER_ERROR_NOMEM;
-    /* gcc 12's -fanalyzer loses each copy once it is stored in the
+        /* gcc 12's -fanalyzer loses each copy once it is stored in the
      * calloc'd plan->argv (freed, NULL-terminated, by
      * xlreaper_spawn_plan_free) and calls it a leak here: a false
      * positive, as in xlreaper_audit.c's merge_live (first reported

@@ -170,8 +170,8 @@ static int socket_dir(xlreaper_ctx *ctx, int fd, char *dir_r, size_t size)
         LOGE(ERROR, "probe: getsockname of the QMP descriptor %d", fd);
         return -1;
     }
-    if (un.sun_family != AF_UNIX || len <= offsetof(struct sockaddr_un,
-                                                    sun_path) ||
+    if (un.sun_family != AF_UNIX ||
+        len <= offsetof(struct sockaddr_un, sun_path) ||
         un.sun_path[0] == '\0')
         return 0;
     n = len - offsetof(struct sockaddr_un, sun_path);

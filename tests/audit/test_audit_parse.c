@@ -340,8 +340,8 @@ static void test_parse_ulong(void **state)
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
         unsigned long v = 99;
-        int rc = xlreaper__audit_parse_ulong(cases[i].s, strlen(cases[i].s),
-                                             cases[i].max, &v);
+        int rc = xlreaper__parse_ulong(cases[i].s, strlen(cases[i].s),
+                                       cases[i].max, &v);
         if (rc != cases[i].rc || (!rc && v != cases[i].v))
             fail_msg("'%s': rc %d v %lu", cases[i].s, rc, v);
     }

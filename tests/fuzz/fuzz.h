@@ -18,6 +18,8 @@
 #include <stdlib.h>
 
 #include "xlreaper_internal.h"
+#include "xlreaper_host.h"
+#include "xlreaper_qemu.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -3,7 +3,7 @@
  * fuzz_xenstore.c - the xenstore values the daemon and the audit read:
  * /local/domain's entries as domids (xlreaper_domid_parse), a domain's
  * image/device-model-kill-uid (xlrd_kill_uid_parse, checked against the
- * uid table), image/device-model-pid (xlreaper__audit_parse_ulong), and
+ * uid table), image/device-model-pid (xlreaper__parse_ulong), and
  * the token a watch event comes back with (xlrd_token_parse).  Values
  * are byte strings of a length (xs_read), entries and tokens strings.
  *
@@ -39,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         assert_decimal(str, strlen(str), domid);
     }
 
-    if (!xlreaper__audit_parse_ulong(raw, size, INT32_MAX, &v)) {
+    if (!xlreaper__parse_ulong(raw, size, INT32_MAX, &v)) {
         FZ_ASSERT(v <= INT32_MAX);
         assert_decimal(data, size, v);
     }

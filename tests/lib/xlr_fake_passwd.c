@@ -5,6 +5,7 @@
  */
 #include "xlr_test.h"
 #include "xlreaper_internal.h"
+#include "xlreaper_host.h"
 
 static const xlrt_user *users;
 static const xlrt_group *groups;

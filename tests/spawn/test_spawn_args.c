@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "xlreaper_internal.h"
+#include "xlreaper_qemu.h"
 #include "xlrt_spawn.h"
 
 static xlreaper_ctx *ctx;

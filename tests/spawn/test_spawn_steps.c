@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "xlreaper_internal.h"
+#include "xlreaper_spawn_internal.h"
 #include "xlrt_spawn.h"
 
 #define BASE 4100000ul

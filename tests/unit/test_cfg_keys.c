@@ -7,6 +7,7 @@
 
 #include "xlr_test.h"
 #include "xlreaper_internal.h"
+#include "xlreaper_host.h"
 
 static int collect(void *arg, const char *key, unsigned line)
 {

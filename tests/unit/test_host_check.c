@@ -9,6 +9,7 @@
 
 #include "xlr_test.h"
 #include "xlreaper_internal.h"
+#include "xlreaper_host.h"
 
 typedef struct {
     char *dir;

@@ -22,6 +22,7 @@
 #include "xlr_test.h"
 #include "xlrt_daemon.h"
 #include "xlreaper_internal.h"
+#include "xlreaper_xen.h"
 
 #define DEADLINE_MS 300
 #define MARGIN_MS 150

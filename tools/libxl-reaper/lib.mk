@@ -46,6 +46,26 @@ $(LIB_SO): $(LIB_OBJS) | $(SPAWN_APPLY_OK)
 		$(PKG_LIBS) -lpthread
 	ln -sf libxlreaper.so.0 $(@D)/libxlreaper.so
 
+# The kill core uses nothing from the other folders (README.md here):
+# its objects are compiled seeing only core/'s headers, and every
+# library symbol they leave undefined must be one core/ defines.
+CORE_OBJS := $(call obj,$(wildcard tools/libxl-reaper/core/*.c))
+$(CORE_OBJS): LIB_INCS := -Itools/libxl-reaper/core
+CORE_OK := $(BUILD)/lib/core-alone.checked
+$(CORE_OK): $(CORE_OBJS)
+	@mkdir -p $(@D)
+	@nm --defined-only -g $^ | awk 'NF == 3 { print $$3 }' | \
+		sort -u >$@.def
+	@nm -u $^ | awk '$$1 == "U" { print $$2 }' | \
+		grep -E '^xlreaper_' | sort -u >$@.und
+	@bad=$$(comm -23 $@.und $@.def); rm -f $@.def $@.und; \
+	if [ -n "$$bad" ]; then \
+		echo "tools/libxl-reaper/core uses what other folders" \
+			"define (core depends on none of them):" $$bad >&2; \
+		exit 1; fi
+	@touch $@
+all: $(CORE_OK)
+
 # Not part of `make install`: nothing installed links the shared library
 # (the programs link the archive), and the Debian package ships neither.
 .PHONY: install-lib uninstall-lib

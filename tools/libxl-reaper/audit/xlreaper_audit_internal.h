@@ -13,6 +13,9 @@
 #include <sys/stat.h>
 
 #include "xlreaper_internal.h"
+#include "xlreaper_host.h"
+#include "xlreaper_qemu.h"
+#include "xlreaper_xen.h"
 
 /* ---------- hooks: how tests stand in for Xen ---------- */
 
@@ -263,11 +266,6 @@ _hidden int xlreaper__audit_dm_pids(xlreaper_ctx *ctx,
                                     const uint32_t *domids, unsigned num,
                                     xlreaper__audit_dmpids *out);
 
-/* Strict decimal (no sign, no space, no leading zero) up to max.
- * 0 or -1. */
-_hidden int xlreaper__audit_parse_ulong(const char *s, size_t len,
-                                        unsigned long max, unsigned long *v_r);
-
 /* ---------- what the kernel says of one process (audit_facts.c) ---------- */
 
 enum {
@@ -347,46 +345,6 @@ _hidden int xlreaper__facts_read(xlreaper_ctx *ctx, xlreaper__facts_reader *rd,
 _hidden void xlreaper__facts_reader_stop(xlreaper__facts_reader *rd);
 _hidden void xlreaper__facts_dispose(xlreaper__facts *fc);
 _hidden const char *xlreaper__facts_section_name(int section);
-
-/* ---------- root's record of a DM (xlreaper_dmrec.c) ---------- */
-
-typedef struct {
-    uint32_t domid;
-    pid_t pid;
-    unsigned long long start;
-    bool runas; /* uid_switch "runas": QEMU takes the uid itself */
-    uid_t uid;
-    gid_t gid;
-    char *root; /* the root it chrooted to or was asked to; NULL none */
-    unsigned num_rl;
-    struct {
-        int resource;
-        uint64_t limit;
-    } rl[XLREAPER_MAX_RLIMITS + 1];
-    bool nnp, unshare_ns, unshare_net;
-    bool seccomp_setid; /* the set-id filter was installed */
-    char *path;         /* what it exec'd */
-    char *argv;         /* its arguments, NUL-separated, as /proc shows */
-    size_t argv_len;
-} xlreaper__dmrec;
-
-_hidden void xlreaper__dmrec_dispose(xlreaper__dmrec *r);
-/* <dir of lock_file>/xl-reaper-dm-<domid>.record, malloc'd, or NULL. */
-_hidden char *xlreaper__dmrec_path(const xlreaper_config *cfg, uint32_t domid);
-/* Parses a record's text.  0 or _INVAL. */
-_hidden int xlreaper__dmrec_parse(const char *text, size_t len,
-                                  xlreaper__dmrec *r);
-/* Reads domid's record.  1 and *r, 0 when there is none, or _INVAL
- * (not a file only root may read and write, or not a record: *why
- * says which). */
-_hidden int xlreaper__dmrec_read(xlreaper_ctx *ctx, uint32_t domid,
-                                 xlreaper__dmrec *r, char *why, size_t whylen);
-/* Writes r as domid's record, 0600, atomically.  0, _NOMEM or _FAIL
- * (logged). */
-_hidden int xlreaper__dmrec_write(xlreaper_ctx *ctx, const xlreaper__dmrec *r);
-/* After a reap of domid: removes its record once the process it names
- * is gone. */
-_hidden void xlreaper__dmrec_reaped(xlreaper_ctx *ctx, uint32_t domid);
 
 /* ---------- one audit run, shared by its scopes ---------- */
 

@@ -43,26 +43,6 @@ int xlreaper__audit_tasks_add(xlreaper__audit_tasks *l,
 
 /* ---------- parsers ---------- */
 
-int xlreaper__audit_parse_ulong(const char *s, size_t len, unsigned long max,
-                                unsigned long *v_r)
-{
-    unsigned long v = 0;
-
-    if (!len || len > 20 || (s[0] == '0' && len > 1))
-        return -1;
-    for (size_t i = 0; i < len; i++) {
-        unsigned d;
-        if (s[i] < '0' || s[i] > '9')
-            return -1;
-        d = (unsigned)(s[i] - '0');
-        if (v > (max - d) / 10)
-            return -1;
-        v = v * 10 + d;
-    }
-    *v_r = v;
-    return 0;
-}
-
 /* What the audit reads in a status past xlreaper__parse_status's. */
 static int parse_status_more(const char *text, size_t len,
                              xlreaper__audit_task *at)
@@ -391,8 +371,7 @@ void xlreaper__audit_parse_cmdline(const char *text, size_t len,
 
         if (pending == XLREAPER__QOPT_XEN_DOMID) {
             unsigned long v;
-            if (xlreaper__audit_parse_ulong(p, alen, xlreaper_max_domid(),
-                                            &v) ||
+            if (xlreaper__parse_ulong(p, alen, xlreaper_max_domid(), &v) ||
                 v == 0) {
                 out->domid_bad = true;
             } else {

@@ -326,8 +326,8 @@ static int xs_list(struct xs_handle *h, xs_job *j)
     }
     for (unsigned i = 0; i < n; i++) {
         unsigned long v;
-        if (!xlreaper__audit_parse_ulong(ents[i], strlen(ents[i]),
-                                         xlreaper_max_domid(), &v) &&
+        if (!xlreaper__parse_ulong(ents[i], strlen(ents[i]),
+                                   xlreaper_max_domid(), &v) &&
             v != 0)
             j->domids[k++] = (uint32_t)v;
     }
@@ -356,9 +356,8 @@ static int xs_pid(struct xs_handle *h, uint32_t domid, long *pid_r)
         }
         return errno ? errno : EIO;
     }
-    *pid_r = xlreaper__audit_parse_ulong(val, len, INT32_MAX, &v) || !v
-                 ? -1
-                 : (long)v;
+    *pid_r =
+        xlreaper__parse_ulong(val, len, INT32_MAX, &v) || !v ? -1 : (long)v;
     free(val);
     return 0;
 }

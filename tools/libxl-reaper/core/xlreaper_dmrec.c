@@ -44,7 +44,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "xlreaper_audit_internal.h"
+#include "xlreaper_internal.h"
 
 #define MAGIC "xl-reaper-dm-record 1"
 #define RECORD_MAX (256u * 1024)
@@ -227,7 +227,7 @@ static int num(const char *v, size_t n, unsigned long long max,
 {
     unsigned long x;
 
-    if (xlreaper__audit_parse_ulong(
+    if (xlreaper__parse_ulong(
             v, n, max > ULONG_MAX ? ULONG_MAX : (unsigned long)max, &x))
         return -1;
     *out = x;

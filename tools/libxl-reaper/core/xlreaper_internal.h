@@ -67,18 +67,6 @@ typedef struct {
                         bool *members_r, bool *found_r);
 } xlreaper__passwd_ops;
 
-_hidden extern const xlreaper__passwd_ops xlreaper__passwd_system;
-/* /etc/passwd alone (opaque: another file's path, or NULL). */
-_hidden extern const xlreaper__passwd_ops xlreaper__passwd_files;
-/* Both databases at once (a test's table serves as either). */
-_hidden void xlreaper__ctx_set_passwd(xlreaper_ctx *ctx,
-                                      const xlreaper__passwd_ops *ops,
-                                      void *opaque);
-/* The local one alone: what XLREAPER_CONFIG_QUICK reads. */
-_hidden void xlreaper__ctx_set_passwd_local(xlreaper_ctx *ctx,
-                                            const xlreaper__passwd_ops *ops,
-                                            void *opaque);
-
 /* ---------- the context ---------- */
 
 struct xlreaper_ctx {
@@ -100,9 +88,6 @@ struct xlreaper_ctx {
 
 /* ---------- configuration ---------- */
 
-_hidden void xlreaper__config_init(xlreaper_config *cfg);
-_hidden void xlreaper__config_dispose(xlreaper_config *cfg);
-
 /*
  * Checks and completes cfg's uid settings (range, pet, gid) against the
  * passwd database.  want_* are what the file said, or -1 when absent.
@@ -110,14 +95,6 @@ _hidden void xlreaper__config_dispose(xlreaper_config *cfg);
  */
 _hidden int xlreaper__uid_settle(xlreaper_ctx *ctx, xlreaper_config *cfg,
                                  long want_base, long want_reaper, bool quick);
-
-/*
- * xlreaper_config_load after the file is read: text (len bytes, need
- * not end in NUL) as the file at path says it, or NULL for an absent
- * file (the defaults).  Also the fuzzers' way in (tests/fuzz/).
- */
-_hidden int xlreaper__config_load_text(xlreaper_ctx *ctx, const char *path,
-                                       const char *text, size_t len);
 
 /*
  * xlreaper_trust.c.  Does a system.posix_acl_access value (len bytes)
@@ -132,38 +109,6 @@ _hidden int xlreaper__acl_others_write(const void *xattr, size_t len,
 _hidden int xlreaper__path_trust_log(xlreaper_ctx *ctx, const char *what,
                                      const char *path, unsigned flags,
                                      struct stat *st_r);
-
-/*
- * Refuses (_INVAL, logged) a DM gid that a group of the host also holds
- * (xlreaper_hostcheck.c): one lookup, for a spawn; `xl-reaper check`
- * walks every group.
- */
-_hidden int xlreaper__dm_gid_check(xlreaper_ctx *ctx, uint32_t domid,
-                                   gid_t gid);
-
-/* Sets cfg->subid_overlap from /etc/subuid and /etc/subgid.  0. */
-_hidden int xlreaper__subid_check(xlreaper_ctx *ctx, xlreaper_config *cfg);
-
-/*
- * Every `key =` of a config text the way libxlutil reads it (comments,
- * quoting, lists spanning lines), for unknown and repeated keys, which
- * libxlutil's interface cannot list.  The text has already been
- * accepted by libxlutil.  Calls fn(arg, key, line); stops and returns
- * what fn returns if non-zero.
- */
-_hidden int xlreaper__cfg_each_key(const char *text, size_t len,
-                                   int (*fn)(void *arg, const char *key,
-                                             unsigned line),
-                                   void *arg);
-/* The same, with each value as written (value_len bytes at value, not
- * NUL-terminated: a bare token, a quoted string with its quotes, or a
- * list with its brackets), so that a number can be judged as written:
- * libxlutil reads "0500000" as octal and "\"5\"" as 5. */
-_hidden int
-xlreaper__cfg_each_value(const char *text, size_t len,
-                         int (*fn)(void *arg, const char *key, unsigned line,
-                                   const char *value, size_t value_len),
-                         void *arg);
 
 /* ---------- children that report (step, errno) to their parent ---------- */
 
@@ -585,6 +530,10 @@ _hidden void *xlreaper__grow(void *items, unsigned num, unsigned *cap,
 
 _hidden uint64_t xlreaper__now_us(void);
 _hidden void xlreaper__sleep_us(uint64_t us);
+/* Strict decimal (no sign, no space, no leading zero) up to max.
+ * 0 or -1. */
+_hidden int xlreaper__parse_ulong(const char *s, size_t len, unsigned long max,
+                                  unsigned long *v_r);
 /* read(2) until EOF or max bytes; loops on EINTR.  Bytes read, or -1. */
 _hidden ssize_t xlreaper__read_all(int fd, char *buf, size_t max);
 /* write(2) everything, looping on EINTR and short writes.  0 or -1. */
@@ -612,6 +561,46 @@ _hidden int xlreaper__dmpid_record(xlreaper_ctx *ctx, uint32_t domid,
  * _NOMEM or _FAIL (the signal failed; the record stays). */
 _hidden int xlreaper__dmpid_kill(xlreaper_ctx *ctx, uint32_t domid,
                                  pid_t *killed_r);
+
+/* ---------- root's record of a DM (xlreaper_dmrec.c) ---------- */
+
+typedef struct {
+    uint32_t domid;
+    pid_t pid;
+    unsigned long long start;
+    bool runas; /* uid_switch "runas": QEMU takes the uid itself */
+    uid_t uid;
+    gid_t gid;
+    char *root; /* the root it chrooted to or was asked to; NULL none */
+    unsigned num_rl;
+    struct {
+        int resource;
+        uint64_t limit;
+    } rl[XLREAPER_MAX_RLIMITS + 1];
+    bool nnp, unshare_ns, unshare_net;
+    bool seccomp_setid; /* the set-id filter was installed */
+    char *path;         /* what it exec'd */
+    char *argv;         /* its arguments, NUL-separated, as /proc shows */
+    size_t argv_len;
+} xlreaper__dmrec;
+
+_hidden void xlreaper__dmrec_dispose(xlreaper__dmrec *r);
+/* <dir of lock_file>/xl-reaper-dm-<domid>.record, malloc'd, or NULL. */
+_hidden char *xlreaper__dmrec_path(const xlreaper_config *cfg, uint32_t domid);
+/* Parses a record's text.  0 or _INVAL. */
+_hidden int xlreaper__dmrec_parse(const char *text, size_t len,
+                                  xlreaper__dmrec *r);
+/* Reads domid's record.  1 and *r, 0 when there is none, or _INVAL
+ * (not a file only root may read and write, or not a record: *why
+ * says which). */
+_hidden int xlreaper__dmrec_read(xlreaper_ctx *ctx, uint32_t domid,
+                                 xlreaper__dmrec *r, char *why, size_t whylen);
+/* Writes r as domid's record, 0600, atomically.  0, _NOMEM or _FAIL
+ * (logged). */
+_hidden int xlreaper__dmrec_write(xlreaper_ctx *ctx, const xlreaper__dmrec *r);
+/* After a reap of domid: removes its record once the process it names
+ * is gone. */
+_hidden void xlreaper__dmrec_reaped(xlreaper_ctx *ctx, uint32_t domid);
 
 /* ---------- reap: tasks stuck on FUSE (xlreaper_fuse.c) ---------- */
 
@@ -642,164 +631,7 @@ typedef struct {
 _hidden void xlreaper__fuse_abort_child(int wfd, void *arg)
     __attribute__((noreturn));
 
-/* ---------- spawn: no set-id file (xlreaper_setid.c) ---------- */
-
-#define XLREAPER__SETID_FILTER_MAX 48
-
-/* The seccomp program that fails every call that could make a set-uid
- * or set-gid file, or a user namespace (the arguments are in
- * xlreaper_setid.c). */
-typedef struct {
-    struct sock_filter insn[XLREAPER__SETID_FILTER_MAX];
-    unsigned short len;
-} xlreaper__setid_filter;
-
-/* Builds the program into f, at plan time.  0, or _INVAL (logged) on an
- * architecture it has no system call table for. */
-_hidden int xlreaper__setid_filter_plan(xlreaper_ctx *ctx, uint32_t domid,
-                                        xlreaper__setid_filter *f);
-/* Child side, after PR_SET_NO_NEW_PRIVS: installs f.  0 or -1 with
- * errno; async-signal-safe. */
-_hidden int xlreaper__setid_filter_install(const xlreaper__setid_filter *f);
-
-/* ---------- spawn: the QEMU command line (xlreaper_qemu_args.c) ---------- */
-
-/* Descriptors a command line may name for the DM to inherit. */
-#define XLREAPER__MAX_KEEP_FDS 64
-
-/* How QEMU is told to switch uid, or to chroot, itself. */
-typedef enum {
-    XLREAPER__QEMU_FORM_NONE = 0,
-    XLREAPER__QEMU_FORM_OPTION,   /* -runas uid:gid, -chroot dir */
-    XLREAPER__QEMU_FORM_RUN_WITH, /* -run-with user=uid:gid / chroot=dir */
-} xlreaper__qemu_form;
-
-/* What an argument of a QEMU command line is, as far as we read it. */
-typedef enum {
-    XLREAPER__QOPT_NONE = 0,  /* no option: a value or an image */
-    XLREAPER__QOPT_FLAG,      /* an option known to take no value */
-    XLREAPER__QOPT_UNKNOWN,   /* an option that may take the next one */
-    XLREAPER__QOPT_XEN_DOMID, /* these take the next one as value: */
-    XLREAPER__QOPT_RUNAS,
-    XLREAPER__QOPT_RUN_WITH,
-    XLREAPER__QOPT_CHROOT,
-    XLREAPER__QOPT_INCOMING,
-    XLREAPER__QOPT_FDS, /* -chardev, -netdev, ...: may name fds */
-} xlreaper__qemu_opt;
-
-/* Which one arg (len bytes, -opt or --opt) is (xlreaper_qemu_args.c
- * says why a read option after an _UNKNOWN one is refused). */
-_hidden xlreaper__qemu_opt xlreaper__qemu_opt_kind(const char *arg,
-                                                   size_t len);
-
-/* Distinct -run-with keys a line may give (QEMU 10.1 knows 4). */
-#define XLREAPER__MAX_RUN_WITH_KEYS 8
-
-/* What the command line says, found by xlreaper__qemu_cmdline_parse. */
-typedef struct {
-    int keep[XLREAPER__MAX_KEEP_FDS]; /* > 2, sorted, unique */
-    unsigned num_keep;
-    xlreaper__qemu_form runas_form;
-    const char *runas; /* "uid:gid" as given (from argv or runas_buf),
-                         * or NULL */
-    char runas_buf[64];
-    xlreaper__qemu_form chroot_form;
-    const char *chroot; /* its directory, or NULL; for the run-with form
-                         * a pointer into chroot_buf */
-    char chroot_buf[4096];
-    unsigned num_run_with; /* -run-with options (libxl 4.20+: up to 2) */
-    char run_with_keys[XLREAPER__MAX_RUN_WITH_KEYS][32]; /* seen so far */
-    unsigned num_run_with_keys;
-    bool domid_restrict;      /* -xen-domid-restrict where QEMU reads
-                               * it as the flag, not as a value */
-    const char *last_unknown; /* the last argument, if an option that may
-                               * take a value: what is appended after it
-                               * could become its value */
-} xlreaper__qemu_cmdline;
-
-/*
- * Parses what the restriction needs from a QEMU command line (argv[0]
- * is the program): the descriptors it names (fd=N, fds=N:M, vhostfd=N,
- * vhostfds=, addr.type=fd + addr.str=N in -chardev, -netdev, -net,
- * -device, -object and -add-fd; -incoming fd:N), its -runas /
- * -run-with user= and -chroot / -run-with chroot=, its
- * -xen-domid-restrict and whether it ends with an option that may take
- * a value.  A malformed or
- * ambiguous one (a descriptor that is not a plain number, two uid
- * switches, -run-with more than twice or a key of it twice, user or
- * chroot without a value, an option read here right after an option
- * that may take it as its value) is refused: 0, or _INVAL logged with domid.
- */
-_hidden int xlreaper__qemu_cmdline_parse(xlreaper_ctx *ctx, uint32_t domid,
-                                         char *const argv[],
-                                         xlreaper__qemu_cmdline *cl);
-
-/* "uid:gid" with decimal ids, as QEMU's -runas takes them.  0 or -1. */
-_hidden int xlreaper__qemu_parse_ids(const char *s, uid_t *uid_r,
-                                     gid_t *gid_r);
-
-#define XLREAPER__QEMU_HAS_RUNAS 1u           /* -runas */
-#define XLREAPER__QEMU_HAS_RUN_WITH_USER 2u   /* -run-with user= (9.1+) */
-#define XLREAPER__QEMU_HAS_CHROOT 4u          /* -chroot (up to 8.2) */
-#define XLREAPER__QEMU_HAS_RUN_WITH_CHROOT 8u /* -run-with chroot= (8.1+) */
-
-/* The XLREAPER__QEMU_HAS_* that a `qemu -help` text lists. */
-_hidden unsigned xlreaper__qemu_help_features(const char *text, size_t len);
-
-/* Runs `path -help` and returns its features.  0, _INVAL or _FAIL. */
-_hidden int xlreaper__qemu_probe(xlreaper_ctx *ctx, uint32_t domid,
-                                 const char *path, unsigned *features_r);
-
-/* ---------- xenstore, with a deadline ---------- */
-
-struct xs_handle;
-
-/* Runs in the worker with a handle xs_open(open_flags) gave, or NULL
- * (errno set) when it failed; the handle is closed when it returns. */
-typedef void xlreaper__xs_fn(struct xs_handle *h, void *data);
-
-/*
- * Runs fn(h, data) in a thread of its own and waits for it at most
- * timeout_ms (xlreaper_xs_bounded.c).  0: fn returned, the caller owns
- * data.  -ETIMEDOUT: data now belongs to the worker, which calls
- * release(data) (if not NULL) once fn returns.  Another -errno: fn never
- * ran, the caller owns data.
- */
-_hidden int xlreaper__xs_bounded(unsigned long open_flags, unsigned timeout_ms,
-                                 xlreaper__xs_fn *fn, void *data,
-                                 void (*release)(void *data));
-
-/*
- * add_dm_restrict: removes from xenstore the vkbd libxl gave domid,
- * which QEMU under -xen-domid-restrict cannot serve
- * (xlreaper_vkbd.c).  Bounded; says what it did; never fails.
- */
-_hidden void xlreaper__drop_vkbd(xlreaper_ctx *ctx, uint32_t domid);
-
-/*
- * add_dm_restrict, a DM exec'd in place: forks a watcher that writes
- * "running" to device-model/<domid>/state once this process (QEMU by
- * then) runs under uid, for a libxl that waits for it and a QEMU that
- * does not write it restricted (xlreaper_dm_ready.c).  Never fails.
- */
-_hidden void xlreaper__dm_ready_later(xlreaper_ctx *ctx, uint32_t domid,
-                                      uid_t uid);
-
-/* ---------- spawn: descriptors and cgroups ---------- */
-
-/* Closes every descriptor but 0-2 and keep (every one above 2 when keep
- * is below 3), for a root QEMU a toolstack's probe runs
- * (xlreaper_libxl_probe.c).  0, or -1 with errno. */
-_hidden int xlreaper__close_all_but(int keep);
-
-/*
- * Logs every descriptor open to /dev/xen/ or /proc/xen/ (the toolstack
- * leak the upstream deprivilege mail worries about): as a warning when
- * it lacks close-on-exec and so would have reached the DM had the spawn
- * not closed it, or is kept for it.  Returns how many it found.
- */
-_hidden unsigned xlreaper__report_xen_fds(xlreaper_ctx *ctx, uint32_t domid,
-                                          const int *keep, unsigned num_keep);
+/* ---------- descriptors, the lock, the DM's cgroup ---------- */
 
 /* fd moved to a number above 2 (close-on-exec), so that it cannot pass
  * for a standard descriptor in a child; fd itself if it already is.  The

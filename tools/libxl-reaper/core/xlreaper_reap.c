@@ -70,7 +70,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "xlreaper_audit_internal.h"
+#include "xlreaper_internal.h"
 #include "xlreaper_raw.h"
 
 static const char *killer_step_name(int step)

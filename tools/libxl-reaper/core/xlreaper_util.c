@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * xlreaper_util.c - system call wrappers that loop on EINTR and keep
- * errno, and the clock.
+ * errno, the clock, a strict decimal parser, and keeping our own
+ * descriptors off 0-2.
  */
+#include <fcntl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,4 +69,35 @@ void xlreaper__close_keep_errno(int fd)
     if (fd >= 0)
         close(fd);
     errno = esave;
+}
+
+int xlreaper__parse_ulong(const char *s, size_t len, unsigned long max,
+                          unsigned long *v_r)
+{
+    unsigned long v = 0;
+
+    if (!len || len > 20 || (s[0] == '0' && len > 1))
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        unsigned d;
+        if (s[i] < '0' || s[i] > '9')
+            return -1;
+        d = (unsigned)(s[i] - '0');
+        if (v > (max - d) / 10)
+            return -1;
+        v = v * 10 + d;
+    }
+    *v_r = v;
+    return 0;
+}
+
+int xlreaper__fd_above_stdio(int fd)
+{
+    int nfd;
+
+    if (fd > 2)
+        return fd;
+    nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+    xlreaper__close_keep_errno(fd);
+    return nfd;
 }

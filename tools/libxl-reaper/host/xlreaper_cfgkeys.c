@@ -13,7 +13,7 @@
  */
 #include <string.h>
 
-#include "xlreaper_internal.h"
+#include "xlreaper_host.h"
 
 #define MAX_KEY 64
 

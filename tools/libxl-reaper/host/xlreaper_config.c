@@ -18,7 +18,7 @@
 
 #include <libxlutil.h>
 
-#include "xlreaper_internal.h"
+#include "xlreaper_host.h"
 
 #define CONFIG_MAX_BYTES (1u << 20)
 #define MAX_KEYS_SEEN 128

@@ -30,7 +30,7 @@
 
 #include <linux/magic.h>
 
-#include "xlreaper_internal.h"
+#include "xlreaper_host.h"
 
 #define DETAIL_MAX 1024
 /* Collisions named in one line; the rest are counted. */

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "xlreaper_internal.h"
+#include "xlreaper_host.h"
 
 /*
  * The *_r functions of passwd and group all say ERANGE when the buffer

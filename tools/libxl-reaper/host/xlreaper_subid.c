@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xlreaper_internal.h"
+#include "xlreaper_host.h"
 
 /* The first line of path whose start:count overlaps [lo, hi], as
  * "path:line (name)", or NULL. */

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "xlreaper_internal.h"
+#include "xlreaper_spawn_internal.h"
 
 static const char *const xen_prefixes[] = { "/dev/xen/", "/proc/xen/", NULL };
 
@@ -96,15 +96,4 @@ unsigned xlreaper__report_xen_fds(xlreaper_ctx *ctx, uint32_t domid,
     }
     closedir(d);
     return found;
-}
-
-int xlreaper__fd_above_stdio(int fd)
-{
-    int nfd;
-
-    if (fd > 2)
-        return fd;
-    nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    xlreaper__close_keep_errno(fd);
-    return nfd;
 }

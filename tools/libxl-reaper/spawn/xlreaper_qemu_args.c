@@ -35,7 +35,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "xlreaper_internal.h"
+#include "xlreaper_spawn_internal.h"
 
 #define SEG_MAX 4096
 

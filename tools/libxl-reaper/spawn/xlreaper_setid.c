@@ -107,7 +107,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 
-#include "xlreaper_internal.h"
+#include "xlreaper_spawn_internal.h"
 
 #if defined(__x86_64__)
 #define SETID_ARCH AUDIT_ARCH_X86_64

@@ -17,7 +17,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "xlreaper_audit_internal.h" /* root's record of the DM */
 #include "xlreaper_spawn_internal.h"
 
 /* clang-format off: a table reads better one case a line. */

@@ -55,6 +55,40 @@
 #include <sys/resource.h>
 
 #include "xlreaper_internal.h"
+#include "xlreaper_host.h"
+#include "xlreaper_qemu.h"
+#include "xlreaper_xen.h"
+
+/* ---------- spawn: no set-id file (xlreaper_setid.c) ---------- */
+
+#define XLREAPER__SETID_FILTER_MAX 48
+
+/* The seccomp program that fails every call that could make a set-uid
+ * or set-gid file, or a user namespace (the arguments are in
+ * xlreaper_setid.c). */
+typedef struct {
+    struct sock_filter insn[XLREAPER__SETID_FILTER_MAX];
+    unsigned short len;
+} xlreaper__setid_filter;
+
+/* Builds the program into f, at plan time.  0, or _INVAL (logged) on an
+ * architecture it has no system call table for. */
+_hidden int xlreaper__setid_filter_plan(xlreaper_ctx *ctx, uint32_t domid,
+                                        xlreaper__setid_filter *f);
+/* Child side, after PR_SET_NO_NEW_PRIVS: installs f.  0 or -1 with
+ * errno; async-signal-safe. */
+_hidden int xlreaper__setid_filter_install(const xlreaper__setid_filter *f);
+
+/* ---------- the descriptors around a spawn (xlreaper_fds.c) ---------- */
+
+/*
+ * Logs every descriptor open to /dev/xen/ or /proc/xen/ (the toolstack
+ * leak the upstream deprivilege mail worries about): as a warning when
+ * it lacks close-on-exec and so would have reached the DM had the spawn
+ * not closed it, or is kept for it.  Returns how many it found.
+ */
+_hidden unsigned xlreaper__report_xen_fds(xlreaper_ctx *ctx, uint32_t domid,
+                                          const int *keep, unsigned num_keep);
 
 #define MAX_RL (1 + XLREAPER_MAX_RLIMITS)
 #define MAX_PRESERVE (XLREAPER__MAX_KEEP_FDS + 4)

@@ -36,7 +36,7 @@
 #include <unistd.h>
 #include <xenstore.h>
 
-#include "xlreaper_internal.h"
+#include "xlreaper_xen.h"
 
 #define WAIT_S 300 /* libxl's own start timeout is shorter */
 #define XS_ALARM_S 10

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "xlreaper_internal.h"
+#include "xlreaper_xen.h"
 
 static bool libvirt_arg(const char *a)
 {

@@ -60,7 +60,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "xlreaper_internal.h"
+#include "xlreaper_xen.h"
 
 #define CHARDEV_PREFIX "socket,id=libxl-cmd,fd="
 #define CHARDEV_SUFFIX ",server=on,wait=off"

@@ -39,7 +39,7 @@
 #include <string.h>
 #include <xenstore.h>
 
-#include "xlreaper_internal.h"
+#include "xlreaper_xen.h"
 
 #define XS_TIMEOUT_MS 5000
 #define XS_TRIES 5

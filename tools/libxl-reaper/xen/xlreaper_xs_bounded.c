@@ -18,7 +18,7 @@
 #include <time.h>
 #include <xenstore.h>
 
-#include "xlreaper_internal.h"
+#include "xlreaper_xen.h"
 
 typedef struct {
     pthread_mutex_t lock;

@@ -1,69 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
- * xlreaper_ctx.c - the context: the caller's logger and the settings.
+ * xlreaper_log.c - the library's one way to speak: through the
+ * caller's xentoollog logger, and an error code in words.
  */
 #include <errno.h>
 #include <stdarg.h>
-#include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "xlreaper_internal.h"
-
-int xlreaper_ctx_alloc(xlreaper_ctx **ctx_r, xentoollog_logger *lg)
-{
-    xlreaper_ctx *ctx;
-
-    if (!lg)
-        return XLREAPER_ERROR_INVAL;
-    ctx = calloc(1, sizeof(*ctx));
-    if (!ctx)
-        return XLREAPER_ERROR_NOMEM;
-    ctx->lg = lg;
-    ctx->pw = &xlreaper__passwd_system;
-    ctx->pw_local = &xlreaper__passwd_files;
-    ctx->progname = program_invocation_short_name;
-    *ctx_r = ctx;
-    return 0;
-}
-
-void xlreaper_ctx_set_progname(xlreaper_ctx *ctx, const char *name)
-{
-    if (name && *name)
-        ctx->progname = name;
-}
-
-void xlreaper_ctx_free(xlreaper_ctx *ctx)
-{
-    if (!ctx)
-        return;
-    if (ctx->cfg) {
-        xlreaper__config_dispose(ctx->cfg);
-        free(ctx->cfg);
-    }
-    free(ctx);
-}
-
-void xlreaper__ctx_set_passwd(xlreaper_ctx *ctx,
-                              const xlreaper__passwd_ops *ops, void *opaque)
-{
-    ctx->pw = ops;
-    ctx->pw_opaque = opaque;
-    ctx->pw_local = ops;
-    ctx->pw_local_opaque = opaque;
-}
-
-void xlreaper__ctx_set_passwd_local(xlreaper_ctx *ctx,
-                                    const xlreaper__passwd_ops *ops,
-                                    void *opaque)
-{
-    ctx->pw_local = ops;
-    ctx->pw_local_opaque = opaque;
-}
-
-const xlreaper_config *xlreaper_config_get(const xlreaper_ctx *ctx)
-{
-    return ctx->cfg;
-}
 
 void xlreaper__log(const xlreaper_ctx *ctx, xentoollog_level level,
                    int errnoval, const char *func, const char *fmt, ...)

@@ -26,10 +26,11 @@
  * reap keeps /proc as its witness then).
  *
  * The asking task has (uid, uid, 0) while it asks.  The saved uid 0 is
- * the asymmetry of the uid table in xlreaper_reap.c: a task of uid can
- * neither prlimit() it to raise its limit and pass a busy uid as empty,
- * nor ptrace it (both need all three ids to match).  It can signal it, which the parent's
- * bounded wait (xlreaper_wait.c) turns into "busy".
+ * the asymmetry of the kill's uid table (xlreaper_helper_raw.c): a
+ * task of uid can neither prlimit() it to raise its limit and pass a
+ * busy uid as empty, nor ptrace it (both need all three ids to match).
+ * It can signal it, which the parent's bounded wait (xlreaper_wait.c)
+ * turns into "busy".
  */
 #include <signal.h>
 #include <sys/resource.h>

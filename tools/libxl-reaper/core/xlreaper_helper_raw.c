@@ -12,12 +12,13 @@
  * fails if its object needs any symbol from outside it (lib.mk's
  * helper_raw_check, with nm), as hooks.mk proves that xl-reaper loads
  * no libxenlight.  The functions called from outside are the helpers'
- * entry points, and the kernel count that the in-thread kill
- * (xlreaper_reap.c) also makes.
+ * entry points, and the kill and the kernel count that a caller's
+ * thread also makes when no task can be created (xlreaper_reap.c).
  *
- * The kernel count (xlreaper__nproc_others) is described in
- * xlreaper_count.c, the killer in xlreaper_reap.c, the prelude and the
- * report pipe in xlreaper_child.c, the census probe in
+ * The kill, and why its ids are (pet, dm, 0), is described beside its
+ * code below; the kernel count (xlreaper__nproc_others) in
+ * xlreaper_count.c, the verification in xlreaper_reap.c, the prelude
+ * and the report pipe in xlreaper_child.c, the census probe in
  * xlreaper_census.c, the FUSE abort in xlreaper_fuse.c.  The forked
  * child that execs QEMU's -help (xlreaper_qemu_args.c) is here too: it
  * may be forked from a threaded caller, where only async-signal-safe
@@ -321,61 +322,137 @@ xlreaper__probe_child(int wfd, void *arg)
     xlreaper__child_exit(0);
 }
 
-/* Reports (0, 0, n): n other tasks of target are left after the kill.
- * Raw system calls only: it shares our memory (xlreaper_clone.c). */
+/* ---------- the kill ---------- */
+
+/*
+ * The kill, written once: the killer helper makes it (below), and so
+ * does a caller's own thread when no task can be created
+ * (xlreaper_reap.c's kill_in_thread).  Raw system calls, which change
+ * the calling task's ids alone: a thread's other threads keep theirs.
+ *
+ * The task takes the ids (pet, dm, 0) and calls kill(-1, SIGKILL).  The
+ * kernel lets A signal B when A's real or effective uid equals B's real
+ * or saved uid (or A has CAP_KILL; kill_ok_by_cred, kernel/signal.c):
+ *
+ *                          euid    ruid    suid
+ *   compared, receiver              ====    ====
+ *   compared, sender       ====    ====
+ *   rogue DM tasks         dm      dm      dm
+ *   root-ish tasks         0|any   0|any   0|any   (one of them is 0)
+ *   the killer             dm      pet     0
+ *
+ * The killer's euid dm matches every rogue's ruid: they die.  Its ids
+ * (dm, pet) match no root task's real or saved uid (0), nor a bystander
+ * DM's: they live.  A rogue's ruid and euid (dm, dm) match neither the
+ * killer's ruid (pet) nor its suid (0): it cannot signal back.  So:
+ *  - the real uid is pet, a uid that runs nothing: a real uid 0 would
+ *    match every root task and kill(-1) would take down the host; a
+ *    real uid dm would let a rogue stop the killer before its kill
+ *    (docs/facts.md F8).  The pet's own tasks would die too and could
+ *    kill the killer, so the kernel count asks first, as the pet
+ *    itself, that it runs none;
+ *  - the saved uid is 0: it matches no DM task, and it lets the task go
+ *    back to euid 0 after the kill, to take the dm uid's ids for the
+ *    count that follows (xlreaper__nproc_others) or, in a thread, to
+ *    become root again.
+ * The change of euid from 0 clears the effective capabilities (so no
+ * CAP_KILL), which is checked, since SECBIT_NO_SETUID_FIXUP would keep
+ * them and kill(-1) would then take down the whole host.  The ids are
+ * read back too: kill(-1) reaches what the ids the kernel holds allow,
+ * whatever setresuid returned (a caller's seccomp filter can make a
+ * call return 0 without making it).
+ *
+ * kill(-1) walks the task list holding the tasklist lock, and fork()
+ * re-checks for a pending fatal signal under that lock, so no child of
+ * a fork racer is born unsignalled (docs/facts.md F3).  What it returns
+ * is not looked at: 0 whenever any other process exists, so it proves
+ * nothing (docs/facts.md F1); the count after it is the proof.
+ */
+
+/* The kill's report: the step it stopped at, or 0 when it was made. */
+static XLREAPER__HELPER_CODE int kill_report(xlreaper__child_report *rep,
+                                             int step, int err, long detail)
+{
+    rep->step = step;
+    rep->err = err;
+    rep->detail = detail;
+    return step;
+}
+
+/* The kill, as above (its contract: xlreaper_internal.h). */
+int XLREAPER__HELPER_CODE xlreaper__kill_as_pet(pid_t parent, uid_t pet,
+                                                uid_t target,
+                                                xlreaper__child_report *rep)
+{
+    uid_t r = (uid_t)-1, e = (uid_t)-1, s = (uid_t)-1; /* unwritten: no */
+    long n;
+
+    /* Is the pet idle?  Asked as the pet itself, by the kernel count:
+     * no /proc scan can see a task the count misses here, and a scan
+     * could be blinded (hidepid). */
+    n = xlreaper__nproc_others(parent, pet, XLREAPER__NPROC_MAX);
+    if (n < 0)
+        return kill_report(rep, KILLER_PET_COUNT, (int)-n, pet);
+    if (n > 0)
+        return kill_report(rep, KILLER_PET_BUSY, 0, n);
+    /* Back to euid 0 (saved uid 0 allows it), then the killer's ids. */
+    n = xlreaper__helper_setresuid(parent, -1, 0, -1);
+    if (n < 0)
+        return kill_report(rep, KILLER_SETRESUID, (int)-n, target);
+    /* While it may (euid 0): what is about to be killed finishes dying
+     * ahead of the host's other tasks (xlreaper_sched.c). */
+    xlreaper__sched_hurry_dying(target);
+    n = xlreaper__helper_setresuid(parent, pet, target, 0);
+    if (n < 0)
+        return kill_report(rep, KILLER_SETRESUID, (int)-n, target);
+    if (xlreaper__raw(SYS_getresuid, &r, &e, &s) < 0 || r != pet ||
+        e != target || s != 0)
+        return kill_report(rep, KILLER_IDS, EPERM, 0);
+    n = xlreaper__caps_none_raw(false);
+    if (n < 0)
+        return kill_report(rep, KILLER_CAPS, (int)-n, 0);
+    xlreaper__raw(SYS_kill, -1, SIGKILL, 0);
+    return kill_report(rep, 0, 0, 0);
+}
+
+/* The count after the kill.  Every task the kill reached has SIGKILL
+ * pending and runs no user code again: the uid can be entered to count
+ * it.  A killed task takes some microseconds to exit and be reaped:
+ * with settle, a few more looks, a fraction of a fork's cost, spare the
+ * reap a second round. */
+long XLREAPER__HELPER_CODE xlreaper__kill_count(pid_t parent, uid_t target,
+                                                bool settle)
+{
+    for (unsigned i = 0;; i++) {
+        struct timespec ts = { 0, (long)KILLER_SETTLE_NS << i };
+        long n = xlreaper__nproc_others(parent, target, XLREAPER__NPROC_MAX);
+
+        if (n <= 0 || i == KILLER_SETTLE_LOOKS || !settle)
+            return n;
+        xlreaper__raw(SYS_nanosleep, &ts, NULL, 0);
+    }
+}
+
+/* The killer: the kill and its count, at once, in a task of its own.
+ * Reports (0, 0, n): n other tasks of target are left after the kill. */
 void XLREAPER__HELPER_CODE __attribute__((noreturn))
 xlreaper__killer_child(int wfd, void *arg)
 {
     const xlreaper__killer_args *a = arg;
     /* The parent the prelude checked, or we die of PDEATHSIG. */
     pid_t parent = (pid_t)xlreaper__raw(SYS_getppid, 0, 0, 0);
-    uid_t pet = a->pet, target = a->target;
-    uid_t r = (uid_t)-1, e = (uid_t)-1, s = (uid_t)-1; /* unwritten: no */
+    xlreaper__child_report rep;
     long n;
 
     xlreaper__sched_killer_rt();
     n = xlreaper__raw(SYS_setgroups, 0, NULL, 0);
     if (n < 0)
         xlreaper__child_fail(wfd, KILLER_GROUPS, (int)-n, 0);
-    /* Is the pet idle?  Asked as the pet itself, by the kernel count:
-     * no /proc scan can see a task the count misses here, and a scan
-     * could be blinded (hidepid). */
-    n = xlreaper__nproc_others(parent, pet, XLREAPER__NPROC_MAX);
+    if (xlreaper__kill_as_pet(parent, a->pet, a->target, &rep))
+        xlreaper__child_fail(wfd, rep.step, rep.err, rep.detail);
+    n = xlreaper__kill_count(parent, a->target, a->settle);
     if (n < 0)
-        xlreaper__child_fail(wfd, KILLER_PET_COUNT, (int)-n, pet);
-    if (n > 0)
-        xlreaper__child_fail(wfd, KILLER_PET_BUSY, 0, n);
-    /* Back to euid 0 (saved uid 0 allows it), then the killer's ids. */
-    n = xlreaper__helper_setresuid(parent, -1, 0, -1);
-    if (n < 0)
-        xlreaper__child_fail(wfd, KILLER_SETRESUID, (int)-n, target);
-    /* While it may (euid 0): what is about to be killed finishes dying
-     * ahead of the host's other tasks (xlreaper_sched.c). */
-    xlreaper__sched_hurry_dying(target);
-    n = xlreaper__helper_setresuid(parent, pet, target, 0);
-    if (n < 0)
-        xlreaper__child_fail(wfd, KILLER_SETRESUID, (int)-n, target);
-    if (xlreaper__raw(SYS_getresuid, &r, &e, &s) < 0 || r != pet ||
-        e != target || s != 0)
-        xlreaper__child_fail(wfd, KILLER_IDS, EPERM, 0);
-    n = xlreaper__caps_none_raw(false);
-    if (n < 0)
-        xlreaper__child_fail(wfd, KILLER_CAPS, (int)-n, 0);
-    xlreaper__raw(SYS_kill, -1, SIGKILL, 0);
-    /* Every task the kill reached has SIGKILL pending and runs no user
-     * code again: the uid can be entered to count it.  A killed task
-     * takes some microseconds to exit and be reaped: a few more looks,
-     * a fraction of a fork's cost, spare the reap a second round. */
-    for (unsigned i = 0;; i++) {
-        struct timespec ts = { 0, (long)KILLER_SETTLE_NS << i };
-
-        n = xlreaper__nproc_others(parent, target, XLREAPER__NPROC_MAX);
-        if (n < 0)
-            xlreaper__child_fail(wfd, KILLER_COUNT, (int)-n, target);
-        if (!n || i == KILLER_SETTLE_LOOKS || !a->settle)
-            break;
-        xlreaper__raw(SYS_nanosleep, &ts, NULL, 0);
-    }
+        xlreaper__child_fail(wfd, KILLER_COUNT, (int)-n, a->target);
     xlreaper__child_send(wfd, 0, 0, n);
     xlreaper__child_exit(0);
 }

@@ -321,6 +321,22 @@ typedef struct {
     unsigned long max;
 } xlreaper__probe_args;
 
+/*
+ * The kill (xlreaper_helper_raw.c says why its ids are (pet, target,
+ * 0)), raw system calls only, made by the killer and by a caller's
+ * thread when no task can be created.  The calling task must be (0, 0,
+ * 0); parent is a helper's parent (each change of ids re-arms its
+ * PDEATHSIG), or 0 in a task that is no helper.  kill_as_pet: 0 when
+ * the kill is made and the task is (pet, target, 0), else the step
+ * that failed (KILLER_*) with *rep, and no kill.  kill_count, after it:
+ * target's other tasks as the kernel counts them, looked at again
+ * while not 0 if settle, or -errno; the task is left (target, target,
+ * 0).
+ */
+_hidden int xlreaper__kill_as_pet(pid_t parent, uid_t pet, uid_t target,
+                                  xlreaper__child_report *rep);
+_hidden long xlreaper__kill_count(pid_t parent, uid_t target, bool settle);
+
 /* Helper entry points, raw system calls only: the killer, the count
  * probe, and the clone start that runs the prelude and then one of
  * them (its argument an xlreaper__helper_vm). */

@@ -2,29 +2,13 @@
 /*
  * xlreaper_reap.c - killing a DM uid and proving it empty.
  *
- * The kill.  A forked child calls setresuid(pet, dm_uid, 0) and
- * kill(-1, SIGKILL).  The kernel lets A signal B when A's real or
- * effective uid equals B's real or saved uid (or A has CAP_KILL):
- *
- *                          euid    ruid    suid
- *   compared, receiver              ====    ====
- *   compared, sender       ====    ====
- *   rogue DM tasks         dm      dm      dm
- *   root-ish tasks         0|any   0|any   0|any   (one of them is 0)
- *   the killer             dm      pet     0
- *
- * The killer's euid dm matches every rogue's ruid: they die.  Its ids
- * (dm, pet) match no root task's real or saved uid (0), nor a bystander
- * DM's: they live.  A rogue's ruid and euid (dm, dm) match neither the
- * killer's ruid (pet) nor its suid (0): it cannot signal back.  The
- * change of euid from 0 clears the effective capabilities (so no
- * CAP_KILL), which the child checks, since SECBIT_NO_SETUID_FIXUP would
- * keep them and kill(-1) would then take down the whole host.
- *
- * kill(-1) walks the task list holding the tasklist lock, and fork()
- * re-checks for a pending fatal signal under that lock, so no child of a
- * fork racer is born unsignalled.  Its return value is 0 whenever any
- * other process exists, so it proves nothing (docs/facts.md F1).
+ * The kill.  A killer task takes the ids (pet, dm_uid, 0) and calls
+ * kill(-1, SIGKILL) once: every task of the uid dies, none of root's
+ * or another DM's, and none of the uid's can signal back.  The kernel's
+ * rules that make it so, and why those ids, are written once beside
+ * the code of the kill (xlreaper__kill_as_pet, xlreaper_helper_raw.c),
+ * which the killer helper runs, and the calling thread when no task can
+ * be created (kill_in_thread below).
  *
  * The verification: kill first, then count, inside the killer.  After
  * its kill(-1) the killer takes the DM uid as its real uid and asks the
@@ -86,30 +70,51 @@ static const char *killer_step_name(int step)
     }
 }
 
+/* The kill stopped at rep->step (xlreaper__kill_as_pet): _INVAL when
+ * the pet runs tasks, else _FAIL. */
+static int killer_failed(xlreaper_ctx *ctx, uint32_t domid, uid_t pet,
+                         uid_t uid, const xlreaper__child_report *rep,
+                         const char *who)
+{
+    if (rep->step == KILLER_PET_BUSY) {
+        LOGD(ERROR, domid,
+             "the reaper uid %lu runs %ld task(s) (by the kernel's count): "
+             "it must never run anything; refusing to kill, since they "
+             "would be killed too and could kill the reaper",
+             (unsigned long)pet, rep->detail);
+        return XLREAPER_ERROR_INVAL;
+    }
+    LOGEV(ERROR, rep->err, "domid %u: %s: %s (uids %lu, %lu)", domid, who,
+          killer_step_name(rep->step), (unsigned long)pet, (unsigned long)uid);
+    return XLREAPER_ERROR_FAIL;
+}
+
 /* ---------- the kill when no task can be created ---------- */
 
 /*
  * When clone fails with EAGAIN (a DM without a process limit holds
  * every free pid and takes each one freed, or threads-max is reached)
- * the kill must not need a task: the calling thread makes it itself.
- * Credentials are per thread in the kernel; glibc's setresuid changes
- * every thread of the process (it signals each one), so the raw system
- * call changes this thread's alone, and its other threads stay root.
- * The thread takes the killer's ids and goes back: the saved uid 0,
- * kept throughout, allows it, and keeps the permitted capabilities,
- * which come back as effective ones with the euid 0.
+ * the kill must not need a task: the calling thread makes it itself,
+ * by the killer's own code (xlreaper__kill_as_pet, xlreaper__kill_count)
+ * but for its setgroups and real-time priority, which are this
+ * thread's to keep.  Credentials are per thread in the kernel; glibc's
+ * setresuid changes every thread of the process (it signals each one),
+ * so the raw system call changes this thread's alone, and its other
+ * threads stay root.  The thread takes the killer's ids and goes back:
+ * the saved uid 0, kept throughout, allows it, and keeps the permitted
+ * capabilities, which come back as effective ones with the euid 0.
  *
  * Why no DM task can signal, trace or read the thread meanwhile:
- *  - signals: a task may signal another when its real or effective uid
- *    is the other's real or saved uid.  The thread is (pet, pet, 0)
- *    while it counts the pet's tasks (the pet runs nothing: no task but
- *    root's matches), then (pet, uid, 0) up to its kill(-1): a DM task
- *    (uid, uid, uid) matches neither pet nor 0.  Then it counts what is
- *    left as (uid, uid, 0), for microseconds: every task with uid as
- *    its real or saved uid has SIGKILL pending and runs no user code
- *    again; a live task with uid as its effective uid alone (only a
- *    privileged task makes one) could, so a /proc scan looks for one
- *    first and, finding one, counts nothing (the verdict then names it).
+ *  - signals (the kernel's rule is beside xlreaper__kill_as_pet): the
+ *    thread is (pet, pet, 0) while it counts the pet's tasks (the pet
+ *    runs nothing: no task but root's matches), then (pet, uid, 0) up
+ *    to its kill(-1): a DM task (uid, uid, uid) matches neither pet
+ *    nor 0.  Then it counts what is left as (uid, uid, 0), for
+ *    microseconds: every task with uid as its real or saved uid has
+ *    SIGKILL pending and runs no user code again; a live task with uid
+ *    as its effective uid alone (only a privileged task makes one)
+ *    could, so a /proc scan looks for one first and, finding one,
+ *    counts nothing (the verdict then names it).
  *    Signals to the process are checked against its leader's ids, to
  *    the thread against the thread's: both are covered, whichever
  *    thread this is.  Every catchable signal is blocked on the thread,
@@ -164,9 +169,10 @@ static int kill_in_thread(xlreaper_ctx *ctx, uint32_t domid, uid_t pet,
                           uid_t uid, bool settle, long *left_r)
 {
     uid_t r = (uid_t)-1, e = (uid_t)-1, s = (uid_t)-1;
+    xlreaper__child_report rep;
     struct rlimit nproc;
     sigset_t all, old;
-    int pdeath = 0, step = 0, err = 0;
+    int pdeath = 0;
     bool unreached = true;
     long n = -1;
 
@@ -187,67 +193,29 @@ static int kill_in_thread(xlreaper_ctx *ctx, uint32_t domid, uid_t pet,
     pthread_sigmask(SIG_SETMASK, &all, &old);
     xlreaper__dumpable_hold();
 
-    n = xlreaper__nproc_others(0, pet, XLREAPER__NPROC_MAX);
-    if (n < 0) {
-        step = KILLER_PET_COUNT;
-        err = (int)-n;
-    } else if (n > 0) {
-        step = KILLER_PET_BUSY;
-    } else if ((n = xlreaper__raw(SYS_setresuid, -1, 0, -1)) < 0 ||
-               (xlreaper__sched_hurry_dying(uid),
-                (n = xlreaper__raw(SYS_setresuid, pet, uid, 0)) < 0)) {
-        step = KILLER_SETRESUID;
-        err = (int)-n;
-    } else if (xlreaper__raw(SYS_getresuid, &r, &e, &s) < 0 || r != pet ||
-               e != uid || s != 0) {
-        step = KILLER_IDS;
-        err = EPERM;
-    } else if ((n = xlreaper__caps_none_raw(false)) < 0) {
-        step = KILLER_CAPS;
-        err = (int)-n;
-    } else {
-        xlreaper__raw(SYS_kill, -1, SIGKILL, 0);
-    }
+    xlreaper__kill_as_pet(0, pet, uid, &rep);
     back_to_root(ctx);
-
     /* The count, as the killer makes it, unless a task the kill could
      * not reach might signal this thread while it has the uid. */
-    if (!step && unreached_live(ctx, uid, &unreached) && !unreached) {
-        pthread_sigmask(SIG_SETMASK, &all, NULL);
-        for (unsigned i = 0;; i++) {
-            struct timespec ts = { 0, (long)KILLER_SETTLE_NS << i };
-
-            n = xlreaper__nproc_others(0, uid, XLREAPER__NPROC_MAX);
-            if (n <= 0 || i == KILLER_SETTLE_LOOKS || !settle)
-                break;
-            xlreaper__raw(SYS_nanosleep, &ts, NULL, 0);
-        }
+    if (!rep.step && unreached_live(ctx, uid, &unreached) && !unreached) {
+        n = xlreaper__kill_count(0, uid, settle);
         back_to_root(ctx);
         if (n < 0) {
-            step = KILLER_COUNT;
-            err = (int)-n;
+            rep.step = KILLER_COUNT;
+            rep.err = (int)-n;
+            rep.detail = uid;
         }
-    } else if (!step) {
-        n = -1; /* no count: the scan that follows names the task */
     }
+    /* else no count: the scan that follows names the task */
     setrlimit(RLIMIT_NPROC, &nproc);
     if (pdeath)
         prctl(PR_SET_PDEATHSIG, pdeath, 0, 0, 0);
     xlreaper__dumpable_release();
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 
-    if (step == KILLER_PET_BUSY) {
-        LOGD(ERROR, domid,
-             "the reaper uid %lu runs %ld task(s) (by the kernel's count): "
-             "it must never run anything; refusing to kill",
-             (unsigned long)pet, n);
-        return XLREAPER_ERROR_INVAL;
-    }
-    if (step) {
-        LOGEV(ERROR, err, "domid %u: kill from this thread: %s", domid,
-              killer_step_name(step));
-        return XLREAPER_ERROR_FAIL;
-    }
+    if (rep.step)
+        return killer_failed(ctx, domid, pet, uid, &rep,
+                             "kill from this thread");
     *left_r = n;
     return 0;
 }
@@ -279,21 +247,8 @@ static int kill_round(xlreaper_ctx *ctx, uint32_t domid, uid_t pet, uid_t uid,
         *left_r = rep.detail;
         return 0;
     }
-    if (end == XLREAPER__HELPER_DONE && reported &&
-        rep.step == KILLER_PET_BUSY) {
-        LOGD(ERROR, domid,
-             "the reaper uid %lu runs %ld task(s) (by the kernel's count): "
-             "it must never run anything; refusing to kill, since they "
-             "would be killed too and could kill the reaper",
-             (unsigned long)pet, rep.detail);
-        return XLREAPER_ERROR_INVAL;
-    }
-    if (end == XLREAPER__HELPER_DONE && reported) {
-        LOGEV(ERROR, rep.err, "domid %u: killer: %s (uids %lu, %lu)", domid,
-              killer_step_name(rep.step), (unsigned long)pet,
-              (unsigned long)uid);
-        return XLREAPER_ERROR_FAIL;
-    }
+    if (end == XLREAPER__HELPER_DONE && reported)
+        return killer_failed(ctx, domid, pet, uid, &rep, "killer");
     if (end == XLREAPER__HELPER_DONE && !WIFSIGNALED(status)) {
         LOGD(ERROR, domid, "the killer exited with status %#x", status);
         return XLREAPER_ERROR_FAIL;

@@ -7,7 +7,8 @@
  * setresuid(pet, dm_uid, 0) and kill(-1, SIGKILL): the kernel signals
  * every task it may in one pass under the tasklist lock, so a fork racer
  * cannot slip through, and the target cannot signal back.  Then the uid
- * is verified empty.  The argument is written out in xlreaper_reap.c.
+ * is verified empty.  The argument is written out beside the kill
+ * (xlreaper_helper_raw.c) and the verification (xlreaper_reap.c).
  *
  * Order of calls:
  *

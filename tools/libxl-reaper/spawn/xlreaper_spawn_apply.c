@@ -66,12 +66,13 @@ static void fail_step(const xlreaper__spawn_run *run, int *step_r, int *err_r,
  * uid meanwhile.
  *
  * During the check the child is (uid, uid, 0): the saved uid 0 is the
- * asymmetry of xlreaper_reap.c's uid table: a task of the uid, which is there
- * exactly when the check fails, can neither prlimit() the child to raise
- * its limit and pass a busy uid as empty, nor ptrace it (both need all
- * three uids to match), whatever fs.suid_dumpable says.  It can kill it,
- * which only fails the spawn.  Then (uid, uid, uid), which drops the
- * permitted capabilities, and the soft limit goes up to nproc_limit.
+ * asymmetry of the kill's uid table (xlreaper_helper_raw.c): a task of
+ * the uid, which is there exactly when the check fails, can neither
+ * prlimit() the child to raise its limit and pass a busy uid as empty,
+ * nor ptrace it (both need all three uids to match), whatever
+ * fs.suid_dumpable says.  It can kill it, which only fails the spawn.
+ * Then (uid, uid, uid), which drops the permitted capabilities, and the
+ * soft limit goes up to nproc_limit.
  *
  * Used in forked spawns of exec mode.  In place the caller could not
  * undo the steps before to reap, and in runas mode the child stays root;

@@ -400,6 +400,37 @@ static bool stuck_remedy_due(const xlreaper_reap_result *res,
             xlreaper__now_us() >= r->last_us + STUCK_REMEDY_EVERY_US);
 }
 
+/* When due: the uid's FUSE connections aborted, and *again_r when any
+ * was, so that the rounds kill and count again at once.  0
+ * (the verdict stands without the remedy when it cannot run), or
+ * _NOMEM. */
+static int stuck_remedy_run(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
+                            uint64_t deadline, xlreaper_reap_result *res,
+                            stuck_remedy *r, bool *again_r)
+{
+    unsigned n = 0;
+    int rc;
+
+    *again_r = false;
+    if (!stuck_remedy_due(res, r))
+        return 0;
+    rc = xlreaper__fuse_abort_uid(ctx, domid, uid, deadline, &n);
+    if (rc == XLREAPER_ERROR_NOMEM)
+        return rc;
+    r->failed = rc != 0; /* the verdict stands without it */
+    res->fuse_aborted += n;
+    r->last_us = xlreaper__now_us();
+    r->aborted = n;
+    if (n) {
+        LOGD(WARN, domid,
+             "uid %lu: %u task(s) stuck in D state after the kill; "
+             "aborted %u FUSE connection(s) of the uid",
+             (unsigned long)uid, res->stuck.num, n);
+        *again_r = true;
+    }
+    return 0;
+}
+
 /* ---------- the rounds ---------- */
 
 /* Room left for one more round before the deadline: a killer that
@@ -435,25 +466,129 @@ static xlreaper_outcome last_verdict(const xlreaper_reap_result *res,
                             : XLREAPER_OUTCOME_ZOMBIES;
 }
 
+/* What the rounds carry from one to the next. */
+typedef struct {
+    long left;               /* the last round's count, or -1 */
+    xlreaper_task_list scan; /* the last scan of /proc */
+    bool sound;              /* it saw every task there is */
+    scan_view v;             /* and what it showed (classify) */
+    unsigned shortfalls;     /* prefilter shortfalls in a row */
+    tid_set seen;            /* every tid a scan showed */
+    stuck_remedy remedy;
+    uint64_t first_us, pause_us; /* when the rounds began; the next pause */
+} round_state;
+
+/* A round's count into res: true when it alone proves the uid empty. */
+static bool note_count(xlreaper_reap_result *res, uid_t uid, long left,
+                       bool subid_overlap)
+{
+    res->rounds++;
+    if (res->rounds == 1) {
+        res->kernel_left = left;
+        /* Nothing was left: not "nothing was there", since a task
+         * killed can exit and be reaped within the killer's few looks
+         * (xlreaper.h says so of was_empty). */
+        res->was_empty = left == 0;
+    }
+    res->kernel_empty = left == 0;
+    if (left > 0)
+        xlreaper__sched_hurry_dying(uid);
+    if (left == 0 && !subid_overlap) {
+        xlreaper_task_list_dispose(&res->zombies);
+        xlreaper_task_list_dispose(&res->stuck);
+        xlreaper_task_list_dispose(&res->live);
+        res->outcome = XLREAPER_OUTCOME_EMPTY;
+        return true;
+    }
+    return false;
+}
+
+/* The count is not 0 (or cannot see everything): /proc says what is
+ * left and why, into st and res.  Outside the lock: the scan enters no
+ * uid, and the reap's mark keeps a spawn out meanwhile.  0, with
+ * *again_r when the scan fell short of the count; or an error. */
+static int look(xlreaper_ctx *ctx, uid_t uid, bool subid_overlap,
+                round_state *st, xlreaper_reap_result *res, bool *again_r)
+{
+    bool fell_short;
+    int rc;
+
+    xlreaper_task_list_dispose(&st->scan);
+    st->sound = true;
+    rc = xlreaper__scan_after_kill(
+        ctx, uid,
+        st->left > 0 && !subid_overlap ? (unsigned long)st->left : ULONG_MAX,
+        st->shortfalls >= SHORTFALLS_MAX, &st->scan, &st->sound, &fell_short);
+    if (rc)
+        return rc;
+    /* The prefilter found fewer than were counted: most often some
+     * finished dying in between.  A fresh count, one fork, is cheaper
+     * than reading every task on the host; a shortfall that persists
+     * gets the full pass. */
+    *again_r = fell_short;
+    if (fell_short) {
+        st->shortfalls++;
+        return 0;
+    }
+    st->shortfalls = 0;
+    for (unsigned i = 0; i < st->scan.num; i++)
+        if ((rc = tid_set_add(&st->seen, st->scan.tasks[i].tid)))
+            return rc;
+    rc = classify(&st->scan, uid, res, &st->v);
+    if (rc)
+        return rc;
+    res->proc_sound = st->sound;
+    return 0;
+}
+
+/* After a scan: true, with res->outcome, when the rounds end here. */
+static bool rounds_end(const round_state *st, bool wait_empty,
+                       uint64_t deadline, xlreaper_reap_result *res)
+{
+    if (st->left == 0 && st->sound && !st->scan.num) {
+        res->outcome = XLREAPER_OUTCOME_EMPTY;
+        return true;
+    }
+    /* Zombies only, and /proc shows all there is: nothing is left to
+     * kill.  Their parent reaps them when it does; a caller that reuses
+     * the uid waits for those whose reaper is init or a dying task,
+     * which go soon, and gives a live parent's ZOMBIE_PARENT_GRACE_US
+     * to reap them, not more: such a parent may never reap them. */
+    if (st->left >= 0 && st->sound && st->scan.num && !res->live.num &&
+        !res->stuck.num &&
+        (!wait_empty ||
+         (!st->v.waiting &&
+          xlreaper__now_us() >= st->first_us + ZOMBIE_PARENT_GRACE_US))) {
+        res->outcome = XLREAPER_OUTCOME_ZOMBIES;
+        return true;
+    }
+    /* Dying tasks finish exiting; a task that dequeued SIGKILL but has
+     * not yet set PF_EXITING shows no pending signal, and the next
+     * round's kill costs nothing more than its count.  A round that
+     * could not finish by the deadline proves nothing: the last verdict
+     * stands. */
+    if (xlreaper__now_us() + st->pause_us + KILLER_ROUND_US >= deadline) {
+        res->outcome = last_verdict(res, st->sound, st->left, st->scan.num);
+        return true;
+    }
+    return false;
+}
+
+/* Kill and count, look at what is left, until a verdict or the
+ * deadline. */
 static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
                        unsigned flags, xlreaper_reap_result *res,
                        const round_lock *rl, uint64_t deadline)
 {
     const xlreaper_config *cfg = ctx->cfg;
-    bool wait_empty = flags & XLREAPER_REAP_WAIT_EMPTY;
-    xlreaper_task_list scan;
-    tid_set seen = { 0 };
-    uint64_t pause_us = 200, first = xlreaper__now_us();
-    unsigned shortfalls = 0;
-    bool sound = true;
-    long left = -1;
-    stuck_remedy remedy = { 0 };
-    scan_view v;
+    round_state st = { .left = -1, .sound = true };
     int rc;
 
-    xlreaper_task_list_init(&scan);
+    xlreaper_task_list_init(&st.scan);
+    st.first_us = xlreaper__now_us();
+    st.pause_us = 200;
     for (;;) {
-        bool fell_short;
+        bool again;
         uint64_t kdeadline;
 
         /* A later round waits for the lock no longer than the reap
@@ -461,7 +596,8 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
         if (res->rounds && rl->per_round) {
             rc = xlreaper__lock_retake(rl->lock, deadline, true);
             if (rc == XLREAPER_ERROR_LOCK_TIMEOUT) {
-                res->outcome = last_verdict(res, sound, left, scan.num);
+                res->outcome =
+                    last_verdict(res, st.sound, st.left, st.scan.num);
                 break;
             }
             if (rc)
@@ -471,116 +607,39 @@ static int reap_rounds(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
          * host one that is cut short would prove nothing. */
         kdeadline = xlreaper__now_us() + KILLER_MIN_US;
         rc = kill_round(ctx, domid, cfg->reaper_uid, uid, res->rounds == 0,
-                        kdeadline > deadline ? kdeadline : deadline, &left);
+                        kdeadline > deadline ? kdeadline : deadline, &st.left);
         if (rl->per_round)
             xlreaper__lock_drop(rl->lock);
         if (rc)
             goto out;
-        res->rounds++;
-        if (res->rounds == 1) {
-            res->kernel_left = left;
-            /* Nothing was left: not "nothing was there", since a task
-             * killed can exit and be reaped within the killer's few
-             * looks (xlreaper.h says so of was_empty). */
-            res->was_empty = left == 0;
-        }
-        res->kernel_empty = left == 0;
-        if (left > 0)
-            xlreaper__sched_hurry_dying(uid);
-        if (left == 0 && !cfg->subid_overlap) {
-            xlreaper_task_list_dispose(&res->zombies);
-            xlreaper_task_list_dispose(&res->stuck);
-            xlreaper_task_list_dispose(&res->live);
-            res->outcome = XLREAPER_OUTCOME_EMPTY;
+        if (note_count(res, uid, st.left, cfg->subid_overlap))
             break;
-        }
-
-        /* The count is not 0 (or cannot see everything): /proc says
-         * what is left and why.  Outside the lock: the scan enters no
-         * uid, and the reap's mark keeps a spawn out meanwhile. */
-        xlreaper_task_list_dispose(&scan);
-        sound = true;
-        rc = xlreaper__scan_after_kill(
-            ctx, uid,
-            left > 0 && !cfg->subid_overlap ? (unsigned long)left : ULONG_MAX,
-            shortfalls >= SHORTFALLS_MAX, &scan, &sound, &fell_short);
+        rc = look(ctx, uid, cfg->subid_overlap, &st, res, &again);
         if (rc)
             goto out;
-        /* The prefilter found fewer than were counted: most often some
-         * finished dying in between.  A fresh count, one fork, is
-         * cheaper than reading every task on the host; a shortfall that
-         * persists gets the full pass. */
-        if (fell_short) {
-            shortfalls++;
+        if (again)
             continue;
-        }
-        shortfalls = 0;
-        for (unsigned i = 0; i < scan.num; i++)
-            if ((rc = tid_set_add(&seen, scan.tasks[i].tid)))
-                goto out;
-        rc = classify(&scan, uid, res, &v);
-        if (rc)
-            goto out;
-        res->proc_sound = sound;
-
-        if (left == 0 && sound && !scan.num) {
-            res->outcome = XLREAPER_OUTCOME_EMPTY;
-            break;
-        }
         /* Killed tasks in D state: if they wait on a FUSE connection
          * of the DM's own, only aborting it ends the wait; then kill
          * and count again at once. */
-        if (stuck_remedy_due(res, &remedy)) {
-            unsigned n = 0;
-
-            rc = xlreaper__fuse_abort_uid(ctx, domid, uid, deadline, &n);
-            if (rc == XLREAPER_ERROR_NOMEM)
-                goto out;
-            remedy.failed = rc != 0; /* the verdict stands without it */
-            res->fuse_aborted += n;
-            remedy.last_us = xlreaper__now_us();
-            remedy.aborted = n;
-            if (n) {
-                LOGD(WARN, domid,
-                     "uid %lu: %u task(s) stuck in D state after the kill; "
-                     "aborted %u FUSE connection(s) of the uid",
-                     (unsigned long)uid, res->stuck.num, n);
-                continue;
-            }
-        }
-        /* Zombies only, and /proc shows all there is: nothing is left
-         * to kill.  Their parent reaps them when it does; a caller that
-         * reuses the uid waits for those whose reaper is init or a
-         * dying task, which go soon, and gives a live parent's
-         * ZOMBIE_PARENT_GRACE_US to reap them, not more: such a parent
-         * may never reap them. */
-        if (left >= 0 && sound && scan.num && !res->live.num &&
-            !res->stuck.num &&
-            (!wait_empty ||
-             (!v.waiting &&
-              xlreaper__now_us() >= first + ZOMBIE_PARENT_GRACE_US))) {
-            res->outcome = XLREAPER_OUTCOME_ZOMBIES;
+        rc = stuck_remedy_run(ctx, domid, uid, deadline, res, &st.remedy,
+                              &again);
+        if (rc)
+            goto out;
+        if (again)
+            continue;
+        if (rounds_end(&st, flags & XLREAPER_REAP_WAIT_EMPTY, deadline, res))
             break;
-        }
-        /* Dying tasks finish exiting; a task that dequeued SIGKILL but
-         * has not yet set PF_EXITING shows no pending signal, and the
-         * next round's kill costs nothing more than its count.  A
-         * round that could not finish by the deadline proves nothing:
-         * the last verdict stands. */
-        if (xlreaper__now_us() + pause_us + KILLER_ROUND_US >= deadline) {
-            res->outcome = last_verdict(res, sound, left, scan.num);
-            break;
-        }
-        xlreaper__sleep_us(pause_us);
-        if (pause_us < 20000)
-            pause_us *= 2;
+        xlreaper__sleep_us(st.pause_us);
+        if (st.pause_us < 20000)
+            st.pause_us *= 2;
     }
     rc = 0;
 
 out:
-    res->tasks_seen = count_distinct(&seen);
-    free(seen.tids);
-    xlreaper_task_list_dispose(&scan);
+    res->tasks_seen = count_distinct(&st.seen);
+    free(st.seen.tids);
+    xlreaper_task_list_dispose(&st.scan);
     return rc;
 }
 

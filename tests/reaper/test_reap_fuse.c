@@ -30,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -388,6 +390,179 @@ static void test_fuse_stuck_dm_verified_empty(void **state)
     xlreaper_ctx_free(ctx);
 }
 
+/* ---------- under xl-reaperd's unit ---------- */
+
+/* A capability's number, as <linux/capability.h> defines it; -1. */
+static int cap_number(const char *name)
+{
+    FILE *h = fopen("/usr/include/linux/capability.h", "re");
+    char line[256], want[64];
+    int n = -1;
+
+    if (!h)
+        return -1;
+    snprintf(want, sizeof(want), "#define %s ", name);
+    while (n < 0 && fgets(line, sizeof(line), h))
+        if (!strncmp(line, want, strlen(want)))
+            n = atoi(line + strlen(want));
+    fclose(h);
+    return n;
+}
+
+/* What config/xl-reaperd.service leaves the daemon, read from the unit
+ * itself: its CapabilityBoundingSet= is a root process's permitted and
+ * effective sets.  The mask, or 0 when the unit cannot be read. */
+static uint64_t unit_caps(void)
+{
+    FILE *u = fopen("config/xl-reaperd.service", "re");
+    char line[512];
+    uint64_t mask = 0;
+
+    if (!u)
+        return 0;
+    while (fgets(line, sizeof(line), u)) {
+        char *save = NULL;
+
+        if (strncmp(line, "CapabilityBoundingSet=", 22))
+            continue;
+        for (char *t = strtok_r(line + 22, " \n", &save); t;
+             t = strtok_r(NULL, " \n", &save)) {
+            int c = cap_number(t);
+
+            if (c < 0 || c > 63) {
+                fclose(u);
+                return 0;
+            }
+            mask |= 1ull << c;
+        }
+    }
+    fclose(u);
+    return mask;
+}
+
+/* This task, with only the caps in keep, as under the unit. */
+static int caps_only(uint64_t keep)
+{
+    struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+    struct __user_cap_data_struct data[2] = { { 0 } };
+
+    for (int c = 0; c <= CAP_LAST_CAP; c++)
+        if (!(keep & (1ull << c)) && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 &&
+            errno != EINVAL)
+            return -1;
+    data[0].effective = data[0].permitted = (uint32_t)keep;
+    data[1].effective = data[1].permitted = (uint32_t)(keep >> 32);
+    return (int)syscall(SYS_capset, &hdr, data);
+}
+
+/* The reap as the daemon makes it, in a child of ours with the unit's
+ * capabilities, in a mount namespace of its own where fusectl is
+ * mounted (as systemd and the unit's ExecStartPre do on a host) or not.
+ * The child writes its outcome, fuse_aborted, duration and the log. */
+typedef struct {
+    int outcome, rc;
+    unsigned aborted;
+    uint64_t duration_us;
+    char log[3000];
+} unit_reap;
+
+static void reap_under_unit(const fixture *f, const char *extra,
+                            uint32_t domid, bool host_fusectl, unit_reap *r)
+{
+    uint64_t keep = unit_caps();
+    int p[2];
+    pid_t pid;
+
+    if (!keep || (keep & (1ull << CAP_SYS_ADMIN)))
+        fail_msg("config/xl-reaperd.service: no CapabilityBoundingSet= this "
+                 "test can read, or one with CAP_SYS_ADMIN (%#llx)",
+                 (unsigned long long)keep);
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        unit_reap out = { .outcome = -1, .rc = -1 };
+        xlreaper_reap_result res;
+        xlreaper_ctx *ctx;
+
+        close(p[0]);
+        if (unshare(CLONE_NEWNS) < 0 ||
+            mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+            _exit(2);
+        umount2("/sys/fs/fuse/connections", MNT_DETACH); /* if any */
+        if (host_fusectl && mount("fusectl", "/sys/fs/fuse/connections",
+                                  "fusectl", 0, NULL) < 0)
+            _exit(3);
+        if (caps_only(keep) < 0)
+            _exit(4);
+        ctx = xlrt_spawn_ctx(f->dir, BASE, extra);
+        xlreaper_reap_result_init(&res);
+        out.rc = xlreaper_reap_flags(ctx, NULL, domid,
+                                     XLREAPER_REAP_WAIT_EMPTY, &res);
+        out.outcome = (int)res.outcome;
+        out.aborted = res.fuse_aborted;
+        out.duration_us = res.duration_us;
+        snprintf(out.log, sizeof(out.log), "%s", xlrt_captured());
+        if (write(p[1], &out, sizeof(out)) != (ssize_t)sizeof(out))
+            _exit(6);
+        _exit(0);
+    }
+    close(p[1]);
+    memset(r, 0, sizeof(*r));
+    ssize_t n = read(p[0], r, sizeof(*r));
+    int status;
+
+    close(p[0]);
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (n != (ssize_t)sizeof(*r))
+        fail_msg("the reaping child ended with status 0x%x, no result",
+                 status);
+}
+
+/* With the unit's capabilities and fusectl mounted on the host: the
+ * abort files are the DM uid's own, opened with that fsuid; verified
+ * empty within reap_timeout_ms. */
+static void test_fuse_stuck_unit_caps_host_fusectl(void **state)
+{
+    fixture *f = *state;
+    unit_reap r;
+
+    start_userns_dm(f, 5);
+    expect_waiting(f);
+    reap_under_unit(f, NULL, 5, true, &r);
+    if (r.rc || r.outcome != XLREAPER_OUTCOME_EMPTY || r.aborted < 1)
+        fail_msg("under the unit's capabilities: rc %d, outcome %d, %u "
+                 "aborted; log:\n%s",
+                 r.rc, r.outcome, r.aborted, r.log);
+    if (r.duration_us >= 5000u * 1000u)
+        fail_msg("verified empty only after %llu us",
+                 (unsigned long long)r.duration_us);
+    assert_int_equal(xlrt_kernel_count(f->uid), 0);
+}
+
+/* With the unit's capabilities and no fusectl mount anywhere: it cannot
+ * mount one (no CAP_SYS_ADMIN), so the verdict is "stuck", never
+ * "empty", at reap_timeout_ms, and the log says what to mount. */
+static void test_fuse_stuck_unit_caps_no_fusectl(void **state)
+{
+    fixture *f = *state;
+    unit_reap r;
+
+    start_userns_dm(f, 6);
+    expect_waiting(f);
+    reap_under_unit(f, "reap_timeout_ms = 1000\n", 6, false, &r);
+    if (r.outcome != XLREAPER_OUTCOME_STUCK || r.aborted)
+        fail_msg("with nothing to abort through: rc %d, outcome %d, %u "
+                 "aborted; log:\n%s",
+                 r.rc, r.outcome, r.aborted, r.log);
+    if (!strstr(r.log, "fusectl is not mounted on /sys/fs/fuse/connections") ||
+        !strstr(r.log, "no CAP_SYS_ADMIN"))
+        fail_msg("the log does not say what to mount:\n%s", r.log);
+    if (r.duration_us > (SHORT_REAP_MS + 2000u) * 1000u)
+        fail_msg("stuck said after %llu us (reap_timeout_ms %u)",
+                 (unsigned long long)r.duration_us, SHORT_REAP_MS);
+}
+
 /* The CLI: spawn --reap-stale starts a DM in the uid of a stuck one. */
 static void test_spawn_reap_stale_after_fuse_stuck(void **state)
 {
@@ -558,6 +733,8 @@ int main(void)
         T(test_spawn_reap_stale_after_fuse_stuck),
         T(test_foreign_fuse_wait_is_stuck),
         T(test_audit_says_stuck),
+        T(test_fuse_stuck_unit_caps_host_fusectl),
+        T(test_fuse_stuck_unit_caps_no_fusectl),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -34,6 +34,7 @@
 #include <sys/mount.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -504,9 +505,12 @@ static void XLREAPER__HELPER_CODE raw_zero(uint64_t *p, size_t n)
 }
 
 /* Writes "1" to dirfd/name/abort if dirfd/name is owned by uid; 1 if it
- * did.  Raw system calls only. */
-static int XLREAPER__HELPER_CODE abort_if_owned(int dirfd, const char *name,
-                                                uid_t uid)
+ * did.  The abort file is the connection owner's, mode 0200: it is
+ * opened with the fsuid uid, which CAP_SETUID allows and needs neither
+ * CAP_DAC_OVERRIDE nor CAP_SYS_ADMIN (xlreaper_fuse.c says why that is
+ * safe).  Raw system calls only. */
+static int XLREAPER__HELPER_CODE abort_if_owned(pid_t parent, int dirfd,
+                                                const char *name, uid_t uid)
 {
     struct statx stx;
     char path[64];
@@ -529,13 +533,36 @@ static int XLREAPER__HELPER_CODE abort_if_owned(int dirfd, const char *name,
     for (const char *p = "/abort"; *p; p++)
         path[n++] = *p;
     path[n] = '\0';
-    fd = xlreaper__raw6(SYS_openat, dirfd, (long)path,
-                        O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0, 0, 0);
+    /* setfsuid answers with the old fsuid, never an error: asked again,
+     * it says whether the change was made.  Each change of fsuid clears
+     * PDEATHSIG (commit_creds), hence the re-arms. */
+    xlreaper__raw(SYS_setfsuid, uid, 0, 0);
+    xlreaper__helper_rearm(parent);
+    fd = (uid_t)xlreaper__raw(SYS_setfsuid, uid, 0, 0) != uid
+             ? -EPERM
+             : xlreaper__raw6(SYS_openat, dirfd, (long)path,
+                              O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0, 0, 0);
+    xlreaper__raw(SYS_setfsuid, 0, 0, 0);
+    xlreaper__helper_rearm(parent);
     if (fd < 0)
         return 0; /* gone meanwhile: nothing left to abort */
     r = xlreaper__raw(SYS_write, fd, "1", 1);
     xlreaper__raw(SYS_close, fd, 0, 0);
     return r == 1;
+}
+
+/* Whether FUSECTL_DIR is fusectl itself, mounted: 1, 0, or -errno (the
+ * kernel has no FUSE when the directory is absent). */
+static int XLREAPER__HELPER_CODE fusectl_mounted(void)
+{
+    struct statfs sfs;
+    long n;
+
+    sfs.f_type = 0; /* unwritten: not fusectl */
+    n = xlreaper__raw(SYS_statfs, (long)FUSECTL_DIR, (long)&sfs, 0);
+    if (n < 0)
+        return (int)n;
+    return sfs.f_type == FUSECTL_SUPER_MAGIC;
 }
 
 /* The FUSE abort (xlreaper_fuse.c says why).  Reports (0, 0, n): n
@@ -544,6 +571,8 @@ void XLREAPER__HELPER_CODE __attribute__((noreturn))
 xlreaper__fuse_abort_child(int wfd, void *arg)
 {
     const xlreaper__fuse_args *a = arg;
+    /* The parent the prelude checked, or we die of PDEATHSIG. */
+    pid_t parent = (pid_t)xlreaper__raw(SYS_getppid, 0, 0, 0);
     /* getdents64 wants room for a whole record: a name is at most 255
      * bytes, a connection's at most 10. */
     uint64_t buf[512];
@@ -551,24 +580,35 @@ xlreaper__fuse_abort_child(int wfd, void *arg)
 
     raw_zero(buf, sizeof(buf) / sizeof(buf[0])); /* for the analyzers */
 
-    n = xlreaper__raw(SYS_unshare, CLONE_NEWNS, 0, 0);
-    if (n < 0)
-        xlreaper__child_fail(wfd, FUSE_UNSHARE, (int)-n, 0);
-    /* Else a mount below a shared one would appear on the host too. */
-    n = xlreaper__raw6(SYS_mount, 0, (long)"/", 0, MS_REC | MS_PRIVATE, 0, 0);
-    if (n < 0)
-        xlreaper__child_fail(wfd, FUSE_PRIVATE, (int)-n, 0);
-    n = xlreaper__raw6(SYS_mount, (long)"fusectl", (long)FUSECTL_DIR,
-                       (long)"fusectl", MS_NOSUID | MS_NODEV | MS_NOEXEC, 0,
-                       0);
-    if (n == -ENOENT || n == -ENODEV) {
-        /* No FUSE in this kernel, or no fusectl: no connection of the
-         * uid can be aborted, and with no FUSE none exists. */
-        xlreaper__child_send(wfd, 0, (int)-n, 0);
+    n = fusectl_mounted();
+    if (n == -ENOENT) {
+        /* No FUSE in this kernel: no connection exists. */
+        xlreaper__child_send(wfd, 0, ENOENT, 0);
         xlreaper__child_exit(0);
     }
     if (n < 0)
-        xlreaper__child_fail(wfd, FUSE_MOUNT, (int)-n, 0);
+        xlreaper__child_fail(wfd, FUSE_OPEN, (int)-n, 0);
+    if (!n) {
+        /* Not mounted here: mount it where only this task sees it. */
+        n = xlreaper__raw(SYS_unshare, CLONE_NEWNS, 0, 0);
+        if (n < 0)
+            xlreaper__child_fail(wfd, FUSE_UNSHARE, (int)-n, 0);
+        /* Else a mount below a shared one would appear on the host too. */
+        n = xlreaper__raw6(SYS_mount, 0, (long)"/", 0, MS_REC | MS_PRIVATE, 0,
+                           0);
+        if (n < 0)
+            xlreaper__child_fail(wfd, FUSE_PRIVATE, (int)-n, 0);
+        n = xlreaper__raw6(SYS_mount, (long)"fusectl", (long)FUSECTL_DIR,
+                           (long)"fusectl", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                           0, 0);
+        if (n == -ENODEV) {
+            /* FUSE without fusectl: no connection can be aborted. */
+            xlreaper__child_send(wfd, 0, ENODEV, 0);
+            xlreaper__child_exit(0);
+        }
+        if (n < 0)
+            xlreaper__child_fail(wfd, FUSE_MOUNT, (int)-n, 0);
+    }
     dirfd = xlreaper__raw6(SYS_openat, AT_FDCWD, (long)FUSECTL_DIR,
                            O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, 0, 0);
     if (dirfd < 0)
@@ -578,7 +618,7 @@ xlreaper__fuse_abort_child(int wfd, void *arg)
             const struct dirent64_raw *d =
                 (const struct dirent64_raw *)((char *)buf + off);
 
-            aborted += abort_if_owned((int)dirfd, d->name, a->uid);
+            aborted += abort_if_owned(parent, (int)dirfd, d->name, a->uid);
             off += d->reclen;
         }
     }

@@ -628,6 +628,9 @@ _hidden int xlreaper__fuse_abort_uid(xlreaper_ctx *ctx, uint32_t domid,
                                      unsigned *aborted_r);
 
 #define FUSECTL_DIR "/sys/fs/fuse/connections"
+/* fusectl's f_type (FUSE_CTL_SUPER_MAGIC, fs/fuse/control.c; not in the
+ * uapi headers). */
+#define FUSECTL_SUPER_MAGIC 0x65735543
 
 /* Its helper (xlreaper_helper_raw.c): the steps it reports, and what it
  * is given.  It reports (0, 0, n): n connections of uid aborted; or

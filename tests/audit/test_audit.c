@@ -1172,13 +1172,24 @@ static void test_pygrub_tenant(void **state)
 /* ---------- the uid range ---------- */
 
 /* One of root's helpers in passing: ids (uid, uid, 0) for 40 ms, as a
- * killer or a kernel-census probe holds them, then gone. */
+ * killer or a kernel-census probe holds them, then gone.  The 40 ms
+ * start once the test has seen it (a byte on go), so that a loaded
+ * host cannot make it come and go unseen. */
+typedef struct {
+    uid_t uid;
+    int go; /* read end: one byte when the test has seen the uid */
+} passing_args;
+
 static void passing_helper(void *arg)
 {
-    uid_t u = (uid_t)(uintptr_t)arg;
+    const passing_args *a = arg;
+    char b;
 
-    if (syscall(SYS_setgroups, 0, NULL) || syscall(SYS_setresgid, u, u, 0) ||
-        syscall(SYS_setresuid, u, u, 0))
+    if (syscall(SYS_setgroups, 0, NULL) ||
+        syscall(SYS_setresgid, a->uid, a->uid, 0) ||
+        syscall(SYS_setresuid, a->uid, a->uid, 0))
+        _exit(1);
+    if (read(a->go, &b, 1) != 1)
         _exit(1);
     usleep(40000);
     _exit(0);
@@ -1190,13 +1201,20 @@ static void test_helper_in_passing(void **state)
     fx *f = *state;
     static const char *const none[] = { NULL };
     const xlreaper_audit_result *res;
-    pid_t n =
-        xlrt_nursery_start(passing_helper, (void *)(uintptr_t)(BASE + DEAD));
+    passing_args a = { .uid = BASE + DEAD };
+    int go[2];
+    pid_t n;
 
+    assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+    a.go = go[0];
+    n = xlrt_nursery_start(passing_helper, &a);
+    close(go[0]);
     for (unsigned i = 0; xlrt_kernel_count(BASE + DEAD) < 1; i++) {
         assert_true(i < 10000); /* it never took the uid */
         usleep(500);
     }
+    assert_int_equal(write(go[1], "g", 1), 1);
+    close(go[1]);
     res = run(f, 0);
     xlrt_nursery_stop(n);
     expect(res, "dead_uids", D, PASS, NULL);

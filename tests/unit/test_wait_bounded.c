@@ -6,10 +6,10 @@
  * that never writes, or that closes its pipe and lives on, is killed at
  * the deadline and reaped, and the wait returns within the deadline and
  * a small margin; a child that writes and exits is done, with what it
- * wrote; a stopped child is killed at once.  Every case is run with a
- * report-sized buffer (read once the child has exited) and a large one
- * (read as it comes); a small one with progress_us (the kernel census)
- * is read at each look for a stop.
+ * wrote; a stopped child is killed at once.  Every case is run as a
+ * helper's report (read once the child has exited) and as a program's
+ * large output (read as it comes); the kernel census's progress is
+ * read at each look for a stop.
  *
  * No uid is used: the children are this suite's, as root or not.
  */
@@ -132,14 +132,15 @@ static pid_t start(child_kind kind, int *rfd_r)
 }
 
 /* Runs the wait on a fresh child; *ms_r how long it took. */
-static int wait_for(child_kind kind, char *buf, size_t size, unsigned flags,
-                    uint64_t progress_us, xlreaper__wait *w, uint64_t *ms_r)
+static int wait_for(child_kind kind, char *buf, size_t size,
+                    xlreaper__wait_mode mode, uint64_t progress_us,
+                    xlreaper__wait *w, uint64_t *ms_r)
 {
     uint64_t t0;
     int rc;
 
     *w = (xlreaper__wait){
-        .buf = buf, .size = size, .progress_us = progress_us, .flags = flags
+        .mode = mode, .buf = buf, .size = size, .progress_us = progress_us
     };
     w->pid = start(kind, &w->rfd);
     t0 = xlreaper__now_us();
@@ -158,8 +159,12 @@ static void assert_reaped(pid_t pid)
     assert_int_equal(errno, ECHILD);
 }
 
-/* The two ways the wait reads: a report's size, and more than a pipe. */
+/* The two ways the wait reads: a helper's report, read once it has
+ * exited, and a program's output of more than a pipe, read as it
+ * comes. */
 static const size_t sizes[] = { sizeof(xlreaper__child_report), 1u << 20 };
+static const xlreaper__wait_mode size_modes[] = { XLREAPER__WAIT_REPORT,
+                                                  XLREAPER__WAIT_PROGRAM };
 
 static void killed_at_deadline(child_kind kind)
 {
@@ -170,7 +175,8 @@ static void killed_at_deadline(child_kind kind)
         xlreaper__wait w;
         uint64_t ms;
 
-        assert_int_equal(wait_for(kind, buf, sizes[i], 0, 0, &w, &ms), 0);
+        assert_int_equal(
+            wait_for(kind, buf, sizes[i], size_modes[i], 0, &w, &ms), 0);
         print_message("kind %d, buffer %zu: timed out after %llu ms\n", kind,
                       sizes[i], (unsigned long long)ms);
         assert_int_equal(w.end, XLREAPER__HELPER_TIMEOUT);
@@ -211,8 +217,9 @@ static void test_writer_done(void **state)
         xlreaper__wait w;
         uint64_t ms;
 
-        assert_int_equal(wait_for(CHILD_WRITES, buf, sizes[i], 0, 0, &w, &ms),
-                         0);
+        assert_int_equal(
+            wait_for(CHILD_WRITES, buf, sizes[i], size_modes[i], 0, &w, &ms),
+            0);
         print_message("buffer %zu: done after %llu ms\n", sizes[i],
                       (unsigned long long)ms);
         assert_int_equal(w.end, XLREAPER__HELPER_DONE);
@@ -227,7 +234,8 @@ static void test_writer_done(void **state)
 }
 
 /* Stopped: killed at once (only a task of its uid could have stopped a
- * helper), not left to hold the wait until the deadline. */
+ * helper, reporting at its exit or as it goes), not left to hold the
+ * wait until the deadline. */
 static void test_stopped_child_killed(void **state)
 {
     char buf[64];
@@ -235,10 +243,13 @@ static void test_stopped_child_killed(void **state)
     (void)state;
     for (unsigned i = 0; i < 2; i++) {
         size_t size = i ? sizeof(buf) : sizeof(xlreaper__child_report);
+        xlreaper__wait_mode mode =
+            i ? XLREAPER__WAIT_PROGRESS : XLREAPER__WAIT_REPORT;
         xlreaper__wait w;
         uint64_t ms;
 
-        assert_int_equal(wait_for(CHILD_STOPS, buf, size, 0, 0, &w, &ms), 0);
+        assert_int_equal(wait_for(CHILD_STOPS, buf, size, mode, 0, &w, &ms),
+                         0);
         assert_int_equal(w.end, XLREAPER__HELPER_STOPPED);
         assert_true(ms < DEADLINE_MS);
         assert_true(WIFSIGNALED(w.status));
@@ -256,11 +267,11 @@ static void *continue_later(void *arg)
     return NULL;
 }
 
-/* XLREAPER__WAIT_STOPS_OK: a stop is waited out (QEMU -help under ^Z),
+/* XLREAPER__WAIT_PROGRAM: a stop is waited out (QEMU -help under ^Z),
  * and the child's end is its own. */
 static void test_stop_waited_out(void **state)
 {
-    xlreaper__wait w = { .size = 0, .flags = XLREAPER__WAIT_STOPS_OK };
+    xlreaper__wait w = { .mode = XLREAPER__WAIT_PROGRAM, .size = 0 };
     pthread_t t;
     int fds[2];
 
@@ -286,8 +297,8 @@ static void test_stop_waited_out(void **state)
     assert_reaped(w.pid);
 }
 
-/* XLREAPER__WAIT_KILL_IF_FULL: more output than asked for is refused
- * at once, not read until the deadline. */
+/* XLREAPER__WAIT_PROGRAM: more output than asked for is refused at
+ * once, not read until the deadline. */
 static void test_flood_overflows(void **state)
 {
     char buf[1 << 16];
@@ -296,7 +307,7 @@ static void test_flood_overflows(void **state)
 
     (void)state;
     assert_int_equal(wait_for(CHILD_FLOODS, buf, sizeof(buf),
-                              XLREAPER__WAIT_KILL_IF_FULL, 0, &w, &ms),
+                              XLREAPER__WAIT_PROGRAM, 0, &w, &ms),
                      0);
     assert_int_equal(w.end, XLREAPER__HELPER_OVERFLOW);
     assert_int_equal(w.len, sizeof(buf));
@@ -305,9 +316,9 @@ static void test_flood_overflows(void **state)
     assert_reaped(w.pid);
 }
 
-/* progress_us: a child that keeps answering outlives the first
- * deadline (the kernel census asks a question a uid); without it, the
- * same child is killed at the deadline. */
+/* _PROGRESS: a child that keeps answering outlives the first deadline
+ * (the kernel census asks a question a uid); as a helper's report (its
+ * progress_us ignored), the same child is killed at the deadline. */
 static void test_progress_moves_deadline(void **state)
 {
     char buf[16];
@@ -315,8 +326,9 @@ static void test_progress_moves_deadline(void **state)
     uint64_t ms;
 
     (void)state;
-    assert_int_equal(wait_for(CHILD_TRICKLES, buf, sizeof(buf), 0,
-                              DEADLINE_MS * 1000u, &w, &ms),
+    assert_int_equal(wait_for(CHILD_TRICKLES, buf, sizeof(buf),
+                              XLREAPER__WAIT_PROGRESS, DEADLINE_MS * 1000u, &w,
+                              &ms),
                      0);
     print_message("trickle with progress: done after %llu ms\n",
                   (unsigned long long)ms);
@@ -326,7 +338,9 @@ static void test_progress_moves_deadline(void **state)
     assert_true(WIFEXITED(w.status));
     assert_int_equal(WEXITSTATUS(w.status), 0);
 
-    assert_int_equal(wait_for(CHILD_TRICKLES, buf, sizeof(buf), 0, 0, &w, &ms),
+    assert_int_equal(wait_for(CHILD_TRICKLES, buf, sizeof(buf),
+                              XLREAPER__WAIT_REPORT, DEADLINE_MS * 1000u, &w,
+                              &ms),
                      0);
     assert_int_equal(w.end, XLREAPER__HELPER_TIMEOUT);
     assert_true(ms <= DEADLINE_MS + MARGIN_MS);
@@ -348,8 +362,9 @@ static void test_progress_read_lazily(void **state)
 
     (void)state;
     assert_int_equal(getrusage(RUSAGE_THREAD, &before), 0);
-    assert_int_equal(wait_for(CHILD_COUNTS, buf, sizeof(buf), 0,
-                              DEADLINE_MS * 1000u, &w, &ms),
+    assert_int_equal(wait_for(CHILD_COUNTS, buf, sizeof(buf),
+                              XLREAPER__WAIT_PROGRESS, DEADLINE_MS * 1000u, &w,
+                              &ms),
                      0);
     assert_int_equal(getrusage(RUSAGE_THREAD, &after), 0);
     woke = after.ru_nvcsw - before.ru_nvcsw;
@@ -367,7 +382,7 @@ static void test_progress_read_lazily(void **state)
         fail_msg("woke %ld times for %d bytes", woke, COUNT_BYTES);
 }
 
-/* XLREAPER__WAIT_UNTIL_EOF (a child that execs): the wait ends at EOF
+/* XLREAPER__WAIT_EXEC (a child that execs): the wait ends at EOF
  * and leaves the child to the caller, unreaped; a child that never
  * reaches EOF is killed and reaped at the deadline. */
 static void test_until_eof(void **state)
@@ -379,7 +394,7 @@ static void test_until_eof(void **state)
 
     (void)state;
     assert_int_equal(wait_for(CHILD_CLOSES, (char *)&rep, sizeof(rep),
-                              XLREAPER__WAIT_UNTIL_EOF, 0, &w, &ms),
+                              XLREAPER__WAIT_EXEC, 0, &w, &ms),
                      0);
     assert_int_equal(w.end, XLREAPER__HELPER_DONE);
     assert_int_equal(w.status, -1);
@@ -389,7 +404,7 @@ static void test_until_eof(void **state)
     assert_int_equal(waitpid(w.pid, &status, 0), w.pid);
 
     assert_int_equal(wait_for(CHILD_SILENT, (char *)&rep, sizeof(rep),
-                              XLREAPER__WAIT_UNTIL_EOF, 0, &w, &ms),
+                              XLREAPER__WAIT_EXEC, 0, &w, &ms),
                      0);
     assert_int_equal(w.end, XLREAPER__HELPER_TIMEOUT);
     assert_true(ms <= DEADLINE_MS + MARGIN_MS);
@@ -410,8 +425,9 @@ static void test_exited_holder_bounded(void **state)
         xlreaper__wait w;
         uint64_t ms;
 
-        assert_int_equal(
-            wait_for(CHILD_FORKS_HOLDER, buf, sizes[i], 0, 0, &w, &ms), 0);
+        assert_int_equal(wait_for(CHILD_FORKS_HOLDER, buf, sizes[i],
+                                  size_modes[i], 0, &w, &ms),
+                         0);
         assert_int_equal(w.end, XLREAPER__HELPER_TIMEOUT);
         assert_true(ms >= DEADLINE_MS);
         assert_true(ms <= DEADLINE_MS + MARGIN_MS);
@@ -420,6 +436,37 @@ static void test_exited_holder_bounded(void **state)
         assert_reaped(w.pid);
     }
     free(buf);
+}
+
+/* XLREAPER__WAIT_KILL (the audit's reader): killed at once, not at the
+ * deadline, and reaped. */
+static void test_kill_now(void **state)
+{
+    xlreaper__wait w;
+    uint64_t ms;
+
+    (void)state;
+    assert_int_equal(
+        wait_for(CHILD_SILENT, NULL, 0, XLREAPER__WAIT_KILL, 0, &w, &ms), 0);
+    assert_int_equal(w.end, XLREAPER__HELPER_DONE);
+    assert_true(ms < DEADLINE_MS / 2);
+    assert_true(WIFSIGNALED(w.status));
+    assert_int_equal(WTERMSIG(w.status), SIGKILL);
+    assert_reaped(w.pid);
+}
+
+/* No mode: refused, and the child is not left behind. */
+static void test_no_mode_refused(void **state)
+{
+    char buf[16];
+    xlreaper__wait w;
+    uint64_t ms;
+
+    (void)state;
+    assert_int_equal(wait_for(CHILD_SILENT, buf, sizeof(buf), 0, 0, &w, &ms),
+                     XLREAPER_ERROR_INVAL);
+    assert_true(ms < DEADLINE_MS);
+    assert_reaped(w.pid);
 }
 
 int main(void)
@@ -435,6 +482,8 @@ int main(void)
         cmocka_unit_test(test_progress_read_lazily),
         cmocka_unit_test(test_until_eof),
         cmocka_unit_test(test_exited_holder_bounded),
+        cmocka_unit_test(test_kill_now),
+        cmocka_unit_test(test_no_mode_refused),
     };
 
     return cmocka_run_group_tests(tests, suite_setup, suite_teardown);

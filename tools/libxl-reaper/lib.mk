@@ -94,12 +94,32 @@ HELPER_RAW_OBJ := $(call obj,tools/libxl-reaper/core/xlreaper_helper_raw.c)
 # and Debian's hardening flags (debian/rules, dpkg-buildflags) turn it on
 # in CFLAGS; without this the package does not build.
 $(HELPER_RAW_OBJ): CFLAGS_ALL += -fno-stack-protector
+# A check's verdict: the rule fails, saying $(1) and then the shell's
+# $$bad, when $$bad is not empty.
+refuse_bad = if [ -n "$$bad" ]; then echo $(1) >&2; echo "$$bad" >&2; \
+	exit 1; fi
 $(BUILD)/lib/helper-raw.checked: $(HELPER_RAW_OBJ)
 	@mkdir -p $(@D)
-	@u=$$(nm -u $< | grep -v ' U __\(asan\|ubsan\|sanitizer\|tsan\)_'); \
-	if [ -n "$$u" ]; then \
-		echo "$<: a helper's code needs symbols from outside its file" \
-			"(raw system calls only, xlreaper_helper_raw.c):" >&2; \
-		echo "$$u" >&2; exit 1; fi
+	@bad=$$(nm -u $< | grep -v ' U __\(asan\|ubsan\|sanitizer\|tsan\)_'); \
+	$(call refuse_bad,"$<: a helper's code needs symbols from outside" \
+		"its file (raw system calls only, xlreaper_helper_raw.c):")
 	@touch $@
 all: $(BUILD)/lib/helper-raw.checked
+
+# "Every child the library and its programs wait for goes through here"
+# (xlreaper_wait.c) is proved here: no other object of the library or of
+# tools/xl-hooks may call a wait of libc's, nor system or pclose, which
+# wait without a deadline inside.
+WAIT_OBJ := $(call obj,tools/libxl-reaper/core/xlreaper_wait.c)
+WAIT_OTHER_OBJS := $(filter-out $(WAIT_OBJ),$(LIB_OBJS)) \
+	$(call obj,$(wildcard tools/xl-hooks/*/*.c))
+WAIT_CALLS := wait waitpid waitid wait3 wait4 system pclose
+$(BUILD)/lib/wait-one.checked: $(WAIT_OTHER_OBJS)
+	@mkdir -p $(@D)
+	@bad=$$(for o in $^; do nm -u $$o | \
+		awk -v o=$$o '{ sub(/@.*/, "", $$NF); print o ": " $$NF }'; \
+		done | grep -E ': ($(subst $() ,|,$(WAIT_CALLS)))$$'); \
+	$(call refuse_bad,"a child waited for outside the one bounded" \
+		"wait (xlreaper_wait.c):")
+	@touch $@
+all: $(BUILD)/lib/wait-one.checked

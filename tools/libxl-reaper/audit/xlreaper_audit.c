@@ -622,7 +622,7 @@ int xlreaper__audit_run(xlreaper_ctx *ctx, const xlreaper_audit_opts *opts,
     }
 
 out:
-    xlreaper__facts_reader_stop(&a.reader);
+    xlreaper__facts_reader_stop(ctx, &a.reader);
     res->duration_us = xlreaper__now_us() - res->start_us;
     xlreaper__audit_tasks_dispose(&a.tasks);
     free(a.dmpids.pids);

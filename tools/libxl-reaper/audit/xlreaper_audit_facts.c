@@ -38,7 +38,6 @@
 #include <sys/sysmacros.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "xlreaper_audit_internal.h"
@@ -495,20 +494,17 @@ static int take_all(xlreaper__facts *fc, char *buf, size_t *len)
 /* Kills the reader and reaps it.  Killed, it ends at once unless a
  * read holds it in an uninterruptible sleep; then it is left, not
  * waited on (PDEATHSIG ends it with us). */
-void xlreaper__facts_reader_stop(xlreaper__facts_reader *r)
+void xlreaper__facts_reader_stop(xlreaper_ctx *ctx, xlreaper__facts_reader *r)
 {
-    int status;
+    xlreaper__wait w = { .mode = XLREAPER__WAIT_KILL,
+                         .pid = r->pid,
+                         .rfd = -1,
+                         .deadline_us = xlreaper__now_us() + 200 * 1000 };
 
     if (r->pid <= 0)
         return;
     close(r->fd);
-    kill(r->pid, SIGKILL); /* our unreaped child: the pid is its */
-    for (unsigned i = 0; i < 200; i++) {
-        pid_t w = waitpid(r->pid, &status, WNOHANG | __WALL);
-        if (w == r->pid || (w < 0 && errno != EINTR))
-            break;
-        xlreaper__sleep_us(1000);
-    }
+    xlreaper__wait_bounded(ctx, &w);
     r->pid = 0;
     r->fd = -1;
     r->xd = NULL;
@@ -552,7 +548,7 @@ static int reader_ask(xlreaper_ctx *ctx, xlreaper__facts_reader *r, pid_t pid,
     int rc;
 
     if (r->pid > 0 && r->xd != xd)
-        xlreaper__facts_reader_stop(r);
+        xlreaper__facts_reader_stop(ctx, r);
     if (r->pid <= 0) {
         rc = reader_start(ctx, r, xd);
         if (rc)
@@ -599,7 +595,7 @@ int xlreaper__facts_read(xlreaper_ctx *ctx, xlreaper__facts_reader *rd,
     rc = reader_ask(ctx, rd, pid, first, xd);
     if (rc == 1) {
         /* It died since its last answer: once more, with a new one. */
-        xlreaper__facts_reader_stop(rd);
+        xlreaper__facts_reader_stop(ctx, rd);
         rc = reader_ask(ctx, rd, pid, first, xd);
     }
     if (rc) {
@@ -642,6 +638,6 @@ int xlreaper__facts_read(xlreaper_ctx *ctx, xlreaper__facts_reader *rd,
      * after its last frame) reads nothing more: the next process gets
      * a new one. */
     if (!fc->done || len || fc->end_pid != pid)
-        xlreaper__facts_reader_stop(rd);
+        xlreaper__facts_reader_stop(ctx, rd);
     return rc;
 }

@@ -342,7 +342,8 @@ _hidden int xlreaper__facts_read(xlreaper_ctx *ctx, xlreaper__facts_reader *rd,
                                  const char *first, uint64_t deadline_us,
                                  xlreaper__facts *fc);
 /* Ends the reader, if any (idempotent). */
-_hidden void xlreaper__facts_reader_stop(xlreaper__facts_reader *rd);
+_hidden void xlreaper__facts_reader_stop(xlreaper_ctx *ctx,
+                                         xlreaper__facts_reader *rd);
 _hidden void xlreaper__facts_dispose(xlreaper__facts *fc);
 _hidden const char *xlreaper__facts_section_name(int section);
 

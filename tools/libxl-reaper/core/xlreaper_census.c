@@ -185,6 +185,7 @@ static int kprobe_run(xlreaper_ctx *ctx, uid_t first, uint32_t num, bool *busy,
     xlreaper__census_args a = { .first = first + *done, .num = num - *done };
     char out[CENSUS_CHUNK]; /* a byte per uid: '1' busy, '0' not */
     xlreaper__wait w = {
+        .mode = XLREAPER__WAIT_PROGRESS,
         .buf = out,
         .size = a.num < sizeof(out) ? a.num : sizeof(out),
         .deadline_us = xlreaper__helper_deadline(ctx),

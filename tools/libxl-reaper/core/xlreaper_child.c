@@ -125,7 +125,8 @@ int xlreaper__run_helper(xlreaper_ctx *ctx, const char *what,
                          bool *reported_r, int *status_r,
                          xlreaper__helper_end *end_r)
 {
-    xlreaper__wait w = { .buf = (char *)rep,
+    xlreaper__wait w = { .mode = XLREAPER__WAIT_REPORT,
+                         .buf = (char *)rep,
                          .size = sizeof(*rep),
                          .deadline_us = deadline_us };
     int rc;

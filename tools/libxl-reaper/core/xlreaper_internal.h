@@ -153,30 +153,42 @@ typedef enum {
  * status once reaped, else -1), or _FAIL (the child killed and reaped,
  * as far as it could be).
  */
+/* What the child is; each caller's child is one of these. */
+typedef enum {
+    /* A helper: a report no larger than a pipe holds (read once it has
+     * exited; what does not fit in buf is left unread).  A stop is its
+     * void answer. */
+    XLREAPER__WAIT_REPORT = 1,
+    /* A helper that reports as it goes, no more than a pipe holds (the
+     * kernel census): each read that brings bytes moves the deadline to
+     * now + progress_us. */
+    XLREAPER__WAIT_PROGRESS,
+    /* A program of root's in our process group (QEMU -help): a full buf
+     * is too much output (killed, _OVERFLOW); a stop, which only root
+     * or our terminal can cause, is waited out. */
+    XLREAPER__WAIT_PROGRAM,
+    /* A child that execs: only until rfd is at EOF; it is then not
+     * reaped, and is the caller's. */
+    XLREAPER__WAIT_EXEC,
+    /* A child to end now (the audit's /proc reader): SIGKILL at once,
+     * no output read; one not ended by the deadline (an uninterruptible
+     * sleep) is left unreaped, _TIMEOUT with status -1. */
+    XLREAPER__WAIT_KILL,
+} xlreaper__wait_mode;
+
 typedef struct {
+    xlreaper__wait_mode mode;
     pid_t pid; /* our unreaped child */
     int rfd;   /* the read end of its output, or -1 */
     char *buf;
     size_t size;
     uint64_t deadline_us;
-    uint64_t progress_us; /* not 0: each read that brings bytes moves
-                           * the deadline to now + progress_us */
-    unsigned flags;       /* XLREAPER__WAIT_* */
+    uint64_t progress_us; /* _PROGRESS only */
     /* Set by the wait. */
     size_t len;
     int status;
     xlreaper__helper_end end;
 } xlreaper__wait;
-
-/* Only until rfd is at EOF (a child that execs): it is then not reaped,
- * and is the caller's. */
-#define XLREAPER__WAIT_UNTIL_EOF 1u
-/* A full buf is too much output: the child is killed (_OVERFLOW).  Else
- * what does not fit is left unread. */
-#define XLREAPER__WAIT_KILL_IF_FULL 2u
-/* A stop is not the child's answer but waited out: only root or the
- * caller's own terminal can stop this child. */
-#define XLREAPER__WAIT_STOPS_OK 4u
 
 _hidden int xlreaper__wait_bounded(xlreaper_ctx *ctx, xlreaper__wait *w);
 

@@ -3,16 +3,23 @@
  * xlreaper_wait.c - the one bounded wait for a child: what it writes
  * to a pipe, then its exit, by a deadline.
  *
- * Every child the library starts and waits for goes through here (the
- * helpers, the spawn's child until its execve, the kernel census's
- * probe, QEMU's -help), as every exec-with-timeout of libxl goes
- * through libxl_aoutils.c.  The rules it keeps:
+ * Every child the library and its programs wait for goes through here
+ * (the helpers, the kernel census's probe, the spawn's child until its
+ * execve, QEMU's -help, the audit's /proc reader, add_dm_restrict's
+ * watcher's parent), as every exec-with-timeout of libxl goes through
+ * libxl_aoutils.c; lib.mk checks that no other object calls waitpid,
+ * wait4, waitid or wait.  Each caller names its child's kind
+ * (xlreaper__wait_mode), and modes[] below says what each kind means
+ * for the wait.  The rules it keeps:
  *  - no wait without a deadline: not for the output, and not for the
  *    exit after the output has ended (a child may close its end and
  *    live on);
  *  - a missed deadline, or a stop, is answered with SIGKILL and said
  *    in the verdict; only then is the wait the kernel's, without a
- *    deadline (xlreaper__wait_child);
+ *    deadline (xlreaper__wait_child), except for a child that reads a
+ *    DM's files (the audit's reader), which a kernel bug or a FUSE
+ *    server could hold in an uninterruptible sleep: that one is left
+ *    unreaped at the deadline (_KILL);
  *  - the pid is signalled only while the child is unreaped, so it
  *    cannot have been reused.
  * A helper that takes a DM uid can be stopped by any task of that uid,
@@ -31,6 +38,47 @@
 
 /* The longest sleep between two looks for a stop. */
 #define STOP_LOOK_MAX_MS 16
+
+/* When a child's pipe is read. */
+typedef enum {
+    /* Once it has exited: what it writes fits in an empty pipe, so it
+     * never blocks writing it, and once it has been reaped the pipe
+     * holds all it wrote (and then EOF: a helper does not fork).  One
+     * wake-up, where polling the pipe as well woke us once for the
+     * report and again for the exit (bench_parts: a few percent of an
+     * empty uid's reap). */
+    READ_AT_EXIT,
+    /* At each look for a stop, and after its exit: it reports its
+     * progress as it goes (the kernel census: a byte a uid) but writes
+     * no more than a pipe holds, so it never blocks either.  Polling
+     * the pipe woke us once a uid (strace of a census of the whole
+     * range: a poll, a read and a waitid a uid, a third of all its
+     * system calls). */
+    READ_AT_LOOKS,
+    /* As it comes: its output may not fit in a pipe. */
+    READ_AS_IT_COMES,
+    /* Until EOF, the end of the wait: a child that execs is the
+     * caller's once it runs, and is not reaped. */
+    READ_UNTIL_EOF,
+    /* Never: no output is wanted. */
+    READ_NONE,
+} read_when;
+
+static const struct {
+    read_when read;
+    bool stops_ok;   /* a stop is waited out, not the child's answer */
+    bool full_kills; /* a full buf is too much: killed, _OVERFLOW */
+    bool progress;   /* a read that brings bytes moves the deadline */
+    bool killed;     /* SIGKILL first; left unreaped at the deadline */
+} modes[] = {
+    [XLREAPER__WAIT_REPORT] = { .read = READ_AT_EXIT },
+    [XLREAPER__WAIT_PROGRESS] = { .read = READ_AT_LOOKS, .progress = true },
+    [XLREAPER__WAIT_PROGRAM] = { .read = READ_AS_IT_COMES,
+                                 .stops_ok = true,
+                                 .full_kills = true },
+    [XLREAPER__WAIT_EXEC] = { .read = READ_UNTIL_EOF },
+    [XLREAPER__WAIT_KILL] = { .read = READ_NONE, .killed = true },
+};
 
 /* A waitid record as waitpid's status word. */
 static int si_status_word(const siginfo_t *si)
@@ -61,29 +109,25 @@ static bool read_some(xlreaper__wait *w)
     if (r <= 0)
         return false;
     w->len += (size_t)r;
-    if (w->progress_us)
+    if (modes[w->mode].progress)
         w->deadline_us = xlreaper__now_us() + w->progress_us;
     return w->len < w->size;
 }
 
+/* The tail of every wait that did not end by itself: SIGKILL to our
+ * unreaped child (the pid is still its), and then the kernel's wait. */
+static int kill_and_reap(xlreaper_ctx *ctx, xlreaper__wait *w)
+{
+    kill(w->pid, SIGKILL);
+    return xlreaper__wait_child(ctx, w->pid, &w->status);
+}
+
 int xlreaper__wait_bounded(xlreaper_ctx *ctx, xlreaper__wait *w)
 {
-    bool until_eof = w->flags & XLREAPER__WAIT_UNTIL_EOF;
-    bool reading = w->rfd >= 0 && w->size > 0, exited = false;
-    /* What it writes fits in an empty pipe: it never blocks writing it,
-     * and once it has been reaped the pipe holds all it wrote (and then
-     * EOF: a helper does not fork).  So it is read after the exit: one
-     * wake-up, where polling the pipe as well woke us once for the
-     * report and again for the exit (bench_parts: a few percent of an
-     * empty uid's reap). */
-    bool after_exit = !until_eof && !w->progress_us && w->size <= PIPE_BUF;
-    /* One that reports its progress as it goes (the kernel census: a
-     * byte a uid) but writes no more than that never blocks either: its
-     * pipe is read at each look for a stop, not at each byte, which woke
-     * us once a uid (strace of a census of the whole range: a poll, a
-     * read and a waitid a uid, a third of all its system calls).  What
-     * it wrote before a stop, a kill or its exit is read after it. */
-    bool lazy = !until_eof && w->progress_us && w->size <= PIPE_BUF;
+    bool known = w->mode > 0 && w->mode < sizeof(modes) / sizeof(modes[0]);
+    read_when when = known ? modes[w->mode].read : READ_NONE;
+    bool reading = when != READ_NONE && w->rfd >= 0 && w->size > 0;
+    bool exited = false, until_eof = when == READ_UNTIL_EOF;
     int looks = WEXITED | WNOHANG | __WALL;
     unsigned slice_ms = 1;
     int pidfd = -1, rc;
@@ -91,19 +135,28 @@ int xlreaper__wait_bounded(xlreaper_ctx *ctx, xlreaper__wait *w)
     w->len = 0;
     w->status = -1; /* not reaped */
     w->end = XLREAPER__HELPER_DONE;
-    if (!(w->flags & XLREAPER__WAIT_STOPS_OK))
+    if (!known) {
+        LOG(ERROR, "child %ld: no such wait mode %d", (long)w->pid, w->mode);
+        rc = XLREAPER_ERROR_INVAL;
+        goto fail;
+    }
+    if ((when == READ_AT_EXIT || when == READ_AT_LOOKS) && w->size > PIPE_BUF)
+        when = READ_AS_IT_COMES; /* it could block writing: no longer ours */
+    if (!modes[w->mode].stops_ok)
         looks |= WSTOPPED;
-    /* A child that execs is the caller's to reap once it runs: a look
-     * that reaps nothing. */
+    if (modes[w->mode].killed)
+        kill(w->pid, SIGKILL); /* our unreaped child: the pid is its */
+    /* A look that reaps nothing: the child is the caller's to reap. */
     if (until_eof)
         looks |= WNOWAIT;
     else /* our unreaped child: its pid cannot have been reused */
         pidfd = (int)syscall(SYS_pidfd_open, w->pid, 0);
-    if (pidfd < 0)
-        after_exit = lazy = false;
+    if (pidfd < 0 && (when == READ_AT_EXIT || when == READ_AT_LOOKS))
+        when = READ_AS_IT_COMES; /* no exit to wake us but the pipe's */
 
     for (;;) {
-        bool pipe = reading && (exited || !(after_exit || lazy));
+        bool pipe = reading && (exited || when == READ_AS_IT_COMES ||
+                                when == READ_UNTIL_EOF);
         struct pollfd pfd[2];
         nfds_t n = 0;
         uint64_t now;
@@ -133,10 +186,10 @@ int xlreaper__wait_bounded(xlreaper_ctx *ctx, xlreaper__wait *w)
         if (pr == 0 && slice_ms < STOP_LOOK_MAX_MS)
             slice_ms *= 2;
         if ((pipe && pr > 0 && pfd[0].revents) ||
-            (lazy && reading && !exited && ready_now(w->rfd))) {
+            (when == READ_AT_LOOKS && reading && !exited &&
+             ready_now(w->rfd))) {
             reading = read_some(w);
-            if (!reading && w->len == w->size &&
-                (w->flags & XLREAPER__WAIT_KILL_IF_FULL)) {
+            if (!reading && w->len == w->size && modes[w->mode].full_kills) {
                 w->end = XLREAPER__HELPER_OVERFLOW;
                 break;
             }
@@ -163,23 +216,27 @@ int xlreaper__wait_bounded(xlreaper_ctx *ctx, xlreaper__wait *w)
         }
     }
     if (w->end != XLREAPER__HELPER_DONE && !exited) {
-        kill(w->pid, SIGKILL); /* unreaped: the pid is still its */
-        /* After SIGKILL the wait is the kernel's, not the child's. */
-        rc = xlreaper__wait_child(ctx, w->pid, &w->status);
+        /* Killed already, and still not ended: an uninterruptible
+         * sleep, which no wait of ours can shorten.  Left unreaped
+         * (PDEATHSIG ends it with us). */
+        if (modes[w->mode].killed) {
+            LOG(DEBUG, "child %ld, killed, has not ended: left", (long)w->pid);
+            rc = 0;
+            goto out;
+        }
+        rc = kill_and_reap(ctx, w);
         if (rc)
             goto out;
         /* Reaped, and a helper does not fork: the pipe ends at EOF. */
-        while (lazy && reading)
+        while (when == READ_AT_LOOKS && reading)
             reading = read_some(w);
     }
     rc = 0;
     goto out;
 
 fail:
-    if (!exited) {
-        kill(w->pid, SIGKILL);
-        xlreaper__wait_child(ctx, w->pid, &w->status);
-    }
+    if (!exited && !(known && modes[w->mode].killed))
+        kill_and_reap(ctx, w);
 out:
     xlreaper__close_keep_errno(pidfd);
     return rc;

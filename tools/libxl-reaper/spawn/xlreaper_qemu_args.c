@@ -615,13 +615,11 @@ int xlreaper__qemu_probe(xlreaper_ctx *ctx, uint32_t domid, const char *path,
     xlreaper__report_pipe p = { -1, -1 };
     xlreaper__exec_args a = { .path = path, .argv = argv, .envp = environ };
     xlreaper__wait w = {
+        /* Root's child in our process group: only root or our terminal
+         * (^Z) can stop it, and a stop is waited out as before. */
+        .mode = XLREAPER__WAIT_PROGRAM,
         .rfd = -1,
         .size = PROBE_OUTPUT_MAX,
-        .flags = XLREAPER__WAIT_KILL_IF_FULL |
-                 /* Root's child in our process group: only root or our
-                  * terminal (^Z) can stop it, and a stop is waited out
-                  * as before. */
-                 XLREAPER__WAIT_STOPS_OK,
     };
     int rc, null = -1;
 

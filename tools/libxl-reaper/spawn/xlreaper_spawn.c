@@ -419,12 +419,12 @@ static int fork_once(xlreaper_ctx *ctx, xlreaper__spawn_run *run, pid_t *pid_r,
     p.wfd = -1;
     /* Bounded: in a busy uid a task of the uid can stop the child while
      * it checks (uid_check), and we hold the lock. */
-    w = (xlreaper__wait){ .pid = pid,
+    w = (xlreaper__wait){ .mode = XLREAPER__WAIT_EXEC,
+                          .pid = pid,
                           .rfd = p.rfd,
                           .buf = (char *)rep,
                           .size = sizeof(*rep),
-                          .deadline_us = xlreaper__helper_deadline(ctx),
-                          .flags = XLREAPER__WAIT_UNTIL_EOF };
+                          .deadline_us = xlreaper__helper_deadline(ctx) };
     rc = xlreaper__wait_bounded(ctx, &w);
     if (!rc)
         rc = xlreaper__wait_report(ctx, &w, &reported);

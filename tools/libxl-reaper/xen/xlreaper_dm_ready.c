@@ -31,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <xenstore.h>
@@ -130,8 +129,8 @@ static void watch(xlreaper_ctx *ctx, uint32_t domid, pid_t dm, uid_t uid)
 
 void xlreaper__dm_ready_later(xlreaper_ctx *ctx, uint32_t domid, uid_t uid)
 {
+    xlreaper__wait w = { .mode = XLREAPER__WAIT_REPORT, .rfd = -1 };
     pid_t dm = getpid(), c;
-    int st;
 
     c = fork();
     if (c < 0) {
@@ -147,6 +146,8 @@ void xlreaper__dm_ready_later(xlreaper_ctx *ctx, uint32_t domid, uid_t uid)
         }
         _exit(g < 0);
     }
-    while (waitpid(c, &st, 0) < 0 && errno == EINTR)
-        ;
+    /* It forks and exits at once; bounded all the same. */
+    w.pid = c;
+    w.deadline_us = xlreaper__helper_deadline(ctx);
+    xlreaper__wait_bounded(ctx, &w);
 }

@@ -274,7 +274,7 @@ static pid_t start_dm(fx *f, const dm_spec *s)
             child_fail(p[1]);
         if (s->chroot_dir && (chroot(s->chroot_dir) < 0 || chdir("/") < 0))
             child_fail(p[1]);
-        /* Every limit the config asks a spawn to set (issue 4), as the
+        /* Every limit the config asks a spawn to set (its *_limit keys), as the
          * library's spawn would; s->nofile stands in for NOFILE's. */
         for (unsigned i = 0; i < f->ctx->cfg->num_rlimits; i++) {
             const xlreaper_rlimit *l = &f->ctx->cfg->rlimits[i];
@@ -949,9 +949,10 @@ static void run_bounded(fx *f, unsigned deadline_ms, unsigned dm_timeout_ms,
 }
 
 /*
- * The attack of issue 24: a DM thread maps a direct-I/O FUSE file of
- * its own while a page of it is locked by a read the DM never answers,
- * so it holds its own mmap lock and every read of its cmdline blocks.
+ * A DM holding its own mmap lock (docs/facts.md F13): a DM thread maps
+ * a direct-I/O FUSE file of its own while a page of it is locked by a
+ * read the DM never answers, so it holds its own mmap lock and every
+ * read of its cmdline blocks.
  * The audit used to read cmdline and hung for good; it must now judge
  * that DM within its deadline.  And a read that does block (one forced
  * into the reader through a test hook) is "could not check" within the

@@ -397,7 +397,8 @@ static char *loaded_objects(const char *prog)
 
 /*
  * The commands that kill, spawn and look start without libxenlight and
- * its libraries (issue 13: 2 ms of every start); destroy and audit run
+ * its libraries (loading them cost some 2 ms of every start:
+ * bench/results/start.md); destroy and audit run
  * in xl-reaper-xen, which has them, and xl-reaper hands those two over
  * with the whole command line (a bad domid is refused there, exit 1).
  */

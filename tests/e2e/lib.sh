@@ -16,7 +16,8 @@ WRAPPER=/usr/libexec/xl-reaper/qemu-dm-restrict
 QEMU=$E2E_QEMU
 # The flock that upstream libxl's uid reaper and this project share.
 LOCK=/var/run/xen/dm-reaper-lock
-# How soon after a destroy the DM uid must be empty (issue 7: 2 s).
+# How soon after a destroy the DM uid must be empty: 2 s, the bound the
+# project sets for xl-reaperd's reap of a dead domain's uid.
 REAP_MS=${E2E_REAP_MS:-2000}
 failed=0
 mkdir -p "$RUN"

@@ -4,9 +4,9 @@
  * generation first sends SIGSTOP to every process it may signal, that is
  * to everything whose real or saved uid is its uid (a probe or a killer
  * that has entered the uid while the DM still runs), then forks and
- * exits, as fork-racer does. It is what wedged the first libxl patch
- * (issue 15, defect 1): a probe stopped this way kept the reaper lock for
- * good.
+ * exits, as fork-racer does. It is what wedged the first libxl patch:
+ * a probe stopped this way kept the reaper lock for good (docs/facts.md
+ * F8).
  *
  * Every generation inherits the descriptors it was started with; the
  * scenarios hand it the write end of a FIFO, whose reader sees EOF only

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include <linux/filter.h>
 
@@ -562,6 +563,9 @@ _hidden void xlreaper__sleep_us(uint64_t us);
  * 0 or -1. */
 _hidden int xlreaper__parse_ulong(const char *s, size_t len, unsigned long max,
                                   unsigned long *v_r);
+/* us microseconds as a timespec: a point of xlreaper__now_us's clock
+ * (CLOCK_MONOTONIC, for pthread_cond_timedwait) or a span. */
+_hidden struct timespec xlreaper__timespec_us(uint64_t us);
 /* read(2) until EOF or max bytes; loops on EINTR.  Bytes read, or -1. */
 _hidden ssize_t xlreaper__read_all(int fd, char *buf, size_t max);
 /* write(2) everything, looping on EINTR and short writes.  0 or -1. */

@@ -148,43 +148,83 @@ out:
     return rc;
 }
 
-static int settle_base(xlreaper_ctx *ctx, xlreaper_config *cfg, long want_base,
-                       bool quick)
+/* An id that a config key may give and a passwd user may hold. */
+typedef struct {
+    const char *key, *from_key;   /* the key, and "config key <key>" */
+    const char *user, *from_user; /* the user, and "passwd user <user>" */
+    const char *why;              /* why the key and the user must agree */
+} id_rule;
+
+#define ID_RULE(k, u, w)                                                      \
+    {                                                                         \
+        .key = k, .from_key = "config key " k, .user = u,                     \
+        .from_user = "passwd user " u, .why = w                               \
+    }
+
+/*
+ * The one rule for the range base and the pet: the config key, when
+ * set (want >= 0), wins, but must name the passwd user's uid when that
+ * user exists (libxl goes by the user); else the user.  given is
+ * lookup's.  0 with *found_r (false: neither names one) and, when
+ * found, *uid_r, *gid_r (the user's gid, or the key's value) and
+ * *from_r; or an error.
+ */
+static int settle_id(xlreaper_ctx *ctx, const id_rule *r, long want,
+                     bool quick, bool given, uid_t *uid_r, gid_t *gid_r,
+                     const char **from_r, bool *found_r)
 {
     uid_t uid;
     gid_t gid;
     bool found;
     int rc;
 
-    rc = lookup(ctx, XLREAPER_USER_RANGE_BASE, quick, want_base >= 0, &uid,
-                &gid, &found);
+    rc = lookup(ctx, r->user, quick, given, &uid, &gid, &found);
     if (rc)
         return rc;
-
-    if (want_base >= 0) {
-        if (found && uid != (uid_t)want_base) {
-            LOG(ERROR,
-                "dm_uid_base %ld disagrees with passwd user %s (uid %lu): "
-                "libxl would start device models in the other range",
-                want_base, XLREAPER_USER_RANGE_BASE, (unsigned long)uid);
+    if (want >= 0) {
+        if (found && uid != (uid_t)want) {
+            LOG(ERROR, "%s %ld disagrees with passwd user %s (uid %lu)%s",
+                r->key, want, r->user, (unsigned long)uid, r->why);
             return XLREAPER_ERROR_INVAL;
         }
-        cfg->dm_uid_base = (uid_t)want_base;
-        cfg->dm_uid_base_from = "config key dm_uid_base";
-        cfg->range_base_gid = found ? gid : (gid_t)want_base;
+        *uid_r = (uid_t)want;
+        *gid_r = found ? gid : (gid_t)want;
+        *from_r = r->from_key;
+        *found_r = true;
         return 0;
     }
+    *found_r = found;
     if (found) {
-        if (uid == 0) {
-            LOG(ERROR, "passwd user %s has uid 0 (root)",
-                XLREAPER_USER_RANGE_BASE);
-            return XLREAPER_ERROR_INVAL;
-        }
-        cfg->dm_uid_base = uid;
-        cfg->dm_uid_base_from = "passwd user " XLREAPER_USER_RANGE_BASE;
-        cfg->range_base_gid = gid;
-        return 0;
+        *uid_r = uid;
+        *gid_r = gid;
+        *from_r = r->from_user;
     }
+    return 0;
+}
+
+static int settle_base(xlreaper_ctx *ctx, xlreaper_config *cfg, long want_base,
+                       bool quick)
+{
+    static const id_rule rule =
+        ID_RULE("dm_uid_base", XLREAPER_USER_RANGE_BASE,
+                ": libxl would start device models in the other range");
+    uid_t uid;
+    gid_t gid;
+    bool found;
+    int rc;
+
+    rc = settle_id(ctx, &rule, want_base, quick, want_base >= 0,
+                   &cfg->dm_uid_base, &cfg->range_base_gid,
+                   &cfg->dm_uid_base_from, &found);
+    if (rc)
+        return rc;
+    if (found && want_base < 0 && cfg->dm_uid_base == 0) {
+        LOG(ERROR, "passwd user %s has uid 0 (root)",
+            XLREAPER_USER_RANGE_BASE);
+        return XLREAPER_ERROR_INVAL;
+    }
+    if (found)
+        return 0;
 
     rc = lookup(ctx, XLREAPER_USER_SHARED, quick, false, &uid, &gid, &found);
     if (rc)
@@ -208,29 +248,17 @@ static int settle_base(xlreaper_ctx *ctx, xlreaper_config *cfg, long want_base,
 static int settle_pet(xlreaper_ctx *ctx, xlreaper_config *cfg,
                       long want_reaper, bool quick)
 {
-    uid_t uid;
+    static const id_rule rule = ID_RULE("reaper_uid", XLREAPER_USER_REAPER,
+                                        ", which libxl's own reaper uses");
     gid_t gid;
     bool found;
     int rc;
 
-    rc = lookup(ctx, XLREAPER_USER_REAPER, quick, want_reaper >= 0 || quick,
-                &uid, &gid, &found);
+    rc = settle_id(ctx, &rule, want_reaper, quick, want_reaper >= 0 || quick,
+                   &cfg->reaper_uid, &gid, &cfg->reaper_uid_from, &found);
     if (rc)
         return rc;
-    if (want_reaper >= 0) {
-        if (found && uid != (uid_t)want_reaper) {
-            LOG(ERROR,
-                "reaper_uid %ld disagrees with passwd user %s (uid %lu), "
-                "which libxl's own reaper uses",
-                want_reaper, XLREAPER_USER_REAPER, (unsigned long)uid);
-            return XLREAPER_ERROR_INVAL;
-        }
-        cfg->reaper_uid = (uid_t)want_reaper;
-        cfg->reaper_uid_from = "config key reaper_uid";
-    } else if (found) {
-        cfg->reaper_uid = uid;
-        cfg->reaper_uid_from = "passwd user " XLREAPER_USER_REAPER;
-    } else {
+    if (!found) {
         cfg->reaper_uid = cfg->dm_uid_base;
         cfg->reaper_uid_from = "the range base (the uid of domid 0)";
     }

@@ -18,10 +18,15 @@ uint64_t xlreaper__now_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+struct timespec xlreaper__timespec_us(uint64_t us)
+{
+    return (struct timespec){ .tv_sec = (time_t)(us / 1000000u),
+                              .tv_nsec = (long)(us % 1000000u) * 1000 };
+}
+
 void xlreaper__sleep_us(uint64_t us)
 {
-    struct timespec ts = { .tv_sec = us / 1000000u,
-                           .tv_nsec = (long)(us % 1000000u) * 1000 };
+    struct timespec ts = xlreaper__timespec_us(us);
 
     while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
         ;

@@ -93,9 +93,9 @@ static const key_spec keys[] = {
     UNSIGNED("lock_timeout_ms", lock_timeout_ms, 0, 3600000),
     UNSIGNED("reap_timeout_ms", reap_timeout_ms, 10, 3600000),
     UNSIGNED("nproc_limit", nproc_limit, 1, 1 << 20),
-    /* Spawn (issue 4).  Byte limits stop at 1 TiB, "unlimited" enough;
-     * nofile at the kernel's default fs.nr_open, above which setrlimit
-     * fails. */
+    /* Spawn: the limits a DM starts with.  Byte limits stop at 1 TiB,
+     * "unlimited" enough; nofile at the kernel's default fs.nr_open,
+     * above which setrlimit fails. */
     RLIM("nofile_limit", RL_NOFILE, 16, 1 << 20),
     RLIM("fsize_limit", RL_FSIZE, 0, 1L << 40),
     RLIM("core_limit", RL_CORE, 0, 1L << 40),

@@ -610,8 +610,8 @@ int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
         rc = XLREAPER_ERROR_INVAL;
         goto fail;
     }
-    /* A group of the host holding the DM's gid (issue 17) would hand it
-     * that group's files, and the DM's files to the group's members. */
+    /* A group of the host holding the DM's gid would hand it that
+     * group's files, and the DM's files to the group's members. */
     rc = xlreaper__dm_gid_check(ctx, domid, plan->gid);
     if (rc)
         goto fail;

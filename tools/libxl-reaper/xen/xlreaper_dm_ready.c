@@ -31,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 #include <xenstore.h>
 
@@ -90,7 +89,7 @@ static int write_running(uint32_t domid)
 
 static void watch(xlreaper_ctx *ctx, uint32_t domid, pid_t dm, uid_t uid)
 {
-    struct timespec t0, now;
+    uint64_t t0;
     int pfd = (int)syscall(SYS_pidfd_open, dm, 0);
     int r;
 
@@ -99,7 +98,7 @@ static void watch(xlreaper_ctx *ctx, uint32_t domid, pid_t dm, uid_t uid)
         return;
     }
     xlreaper__close_all_but(pfd);
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    t0 = xlreaper__now_us();
     for (;;) {
         struct pollfd p = { .fd = pfd, .events = POLLIN };
 
@@ -107,8 +106,7 @@ static void watch(xlreaper_ctx *ctx, uint32_t domid, pid_t dm, uid_t uid)
             return; /* the DM exited */
         if (switched(dm, uid))
             break;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if (now.tv_sec - t0.tv_sec > WAIT_S) {
+        if (xlreaper__now_us() - t0 > WAIT_S * 1000000ull) {
             LOGD(WARN, domid,
                  "the DM did not switch to uid %lu within %d s: not "
                  "telling libxl it runs",

@@ -82,7 +82,7 @@ int xlreaper__xs_bounded(unsigned long open_flags, unsigned timeout_ms,
     j->release = release;
     pthread_mutex_init(&j->lock, NULL);
     pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* xlreaper__now_us's */
     pthread_cond_init(&j->cond, &ca);
     pthread_condattr_destroy(&ca);
 
@@ -92,13 +92,8 @@ int xlreaper__xs_bounded(unsigned long open_flags, unsigned timeout_ms,
         rc = -r;
         goto out;
     }
-    clock_gettime(CLOCK_MONOTONIC, &deadline);
-    deadline.tv_sec += timeout_ms / 1000;
-    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-    if (deadline.tv_nsec >= 1000000000L) {
-        deadline.tv_sec++;
-        deadline.tv_nsec -= 1000000000L;
-    }
+    deadline = xlreaper__timespec_us(xlreaper__now_us() +
+                                     (uint64_t)timeout_ms * 1000u);
     /* The verdict and the hand-over are one step under the lock: the
      * worker, once it sees abandoned, is the only one left. */
     pthread_mutex_lock(&j->lock);

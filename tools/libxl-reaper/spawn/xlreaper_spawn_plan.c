@@ -566,6 +566,115 @@ static void plan_rlimits(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
     }
 }
 
+/* The DM's uid and gid, checked, and the set-id filter that keeps it
+ * to them.  0 or an error. */
+static int plan_ids(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
+                    const xlreaper_config *cfg)
+{
+    uint32_t domid = plan->domid;
+    int rc;
+
+    rc = xlreaper_dm_ids(ctx, domid, &plan->uid, &plan->gid);
+    if (rc) {
+        LOG(ERROR, "domid %u: not a domid with a device model uid", domid);
+        return rc;
+    }
+    /* The config refuses a range that wraps; a plan does not rely on it:
+     * (uid_t)-1 would leave setresuid's ids unchanged, i.e. root. */
+    if (plan->uid == (uid_t)-1 || plan->uid <= cfg->dm_uid_base ||
+        plan->gid == (gid_t)-1 || plan->gid == 0) {
+        LOGD(ERROR, domid,
+             "device model ids %lu:%lu are out of range "
+             "(uid range base %lu)",
+             (unsigned long)plan->uid, (unsigned long)plan->gid,
+             (unsigned long)cfg->dm_uid_base);
+        return XLREAPER_ERROR_INVAL;
+    }
+    /* A group of the host holding the DM's gid would hand it that
+     * group's files, and the DM's files to the group's members. */
+    rc = xlreaper__dm_gid_check(ctx, domid, plan->gid);
+    if (rc)
+        return rc;
+    return xlreaper__setid_filter_plan(ctx, domid, &plan->setid);
+}
+
+/* The descriptors the command line hands QEMU: each must be open.  0
+ * or _INVAL. */
+static int plan_keep(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
+                     const xlreaper__qemu_cmdline *cl)
+{
+    for (unsigned i = 0; i < cl->num_keep; i++) {
+        if (fcntl(cl->keep[i], F_GETFD) < 0) {
+            LOGED(ERROR, plan->domid,
+                  "the command line names descriptor %d, "
+                  "which is not open",
+                  cl->keep[i]);
+            return XLREAPER_ERROR_INVAL;
+        }
+    }
+    memcpy(plan->keep, cl->keep, cl->num_keep * sizeof(cl->keep[0]));
+    plan->num_keep = cl->num_keep;
+    xlreaper__report_xen_fds(ctx, plan->domid, plan->keep, plan->num_keep);
+    return 0;
+}
+
+/* Exec mode: the program is started without root, so it can neither
+ * switch uid nor chroot itself; the chroot is ours (*chroot_dir moves
+ * into the plan).  0 or an error. */
+static int plan_exec_chroot(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
+                            const xlreaper__qemu_cmdline *cl,
+                            char **chroot_dir)
+{
+    if (cl->runas || cl->chroot) {
+        LOGD(ERROR, plan->domid,
+             "the command line asks the program to %s itself, which "
+             "needs root, but uid_switch = \"exec\" starts it without: "
+             "use uid_switch = \"runas\"",
+             cl->runas ? "switch uid" : "chroot");
+        return XLREAPER_ERROR_INVAL;
+    }
+    if (!*chroot_dir)
+        return 0;
+    /* The path means nothing inside the chroot: exec the file checked
+     * here through a descriptor. */
+    plan->exe_fd = open(plan->path, O_PATH | O_CLOEXEC);
+    if (plan->exe_fd >= 0)
+        plan->exe_fd = xlreaper__fd_above_stdio(plan->exe_fd);
+    if (plan->exe_fd < 0) {
+        LOGED(ERROR, plan->domid, "%s", plan->path);
+        return XLREAPER_ERROR_FAIL;
+    }
+    plan->chroot_dir = *chroot_dir;
+    *chroot_dir = NULL;
+    return 0;
+}
+
+/* What root's record and the cgroup take from the plan.  0 or an
+ * error. */
+static int plan_root_cgroup(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
+                            const xlreaper_config *cfg,
+                            const xlreaper__qemu_cmdline *cl,
+                            const char *chroot_dir)
+{
+    /* The root the DM ends up in: ours (exec mode), else the one the
+     * line asks QEMU for (libxl's, or the one plan_make_chroot added). */
+    const char *root = plan->chroot_dir ? plan->chroot_dir
+                       : cl->chroot     ? cl->chroot
+                       : plan->mode == XLREAPER_UID_SWITCH_RUNAS ? chroot_dir
+                                                                 : NULL;
+    int rc;
+
+    if (root && !(plan->record_root = strdup(root)))
+        return XLREAPER_ERROR_NOMEM;
+    if (!cfg->cgroup_parent)
+        return 0;
+    rc = xlreaper__cgroup_check(ctx, plan->domid, cfg->cgroup_parent);
+    if (rc)
+        return rc;
+    plan->cgroup_parent = strdup(cfg->cgroup_parent);
+    return plan->cgroup_parent ? 0 : XLREAPER_ERROR_NOMEM;
+}
+
 int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
                             const char *prog, char *const argv[],
                             xlreaper_spawn_plan **plan_r)
@@ -593,141 +702,62 @@ int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
     plan->dumpable = cfg->dumpable;
     plan_rlimits(ctx, plan, cfg);
 
-    rc = xlreaper_dm_ids(ctx, domid, &plan->uid, &plan->gid);
-    if (rc) {
-        LOG(ERROR, "domid %u: not a domid with a device model uid", domid);
-        goto fail;
-    }
-    /* The config refuses a range that wraps; a plan does not rely on it:
-     * (uid_t)-1 would leave setresuid's ids unchanged, i.e. root. */
-    if (plan->uid == (uid_t)-1 || plan->uid <= cfg->dm_uid_base ||
-        plan->gid == (gid_t)-1 || plan->gid == 0) {
-        LOGD(ERROR, domid,
-             "device model ids %lu:%lu are out of range "
-             "(uid range base %lu)",
-             (unsigned long)plan->uid, (unsigned long)plan->gid,
-             (unsigned long)cfg->dm_uid_base);
-        rc = XLREAPER_ERROR_INVAL;
-        goto fail;
-    }
-    /* A group of the host holding the DM's gid would hand it that
-     * group's files, and the DM's files to the group's members. */
-    rc = xlreaper__dm_gid_check(ctx, domid, plan->gid);
+    rc = plan_ids(ctx, plan, cfg);
     if (rc)
-        goto fail;
-
-    rc = xlreaper__setid_filter_plan(ctx, domid, &plan->setid);
-    if (rc)
-        goto fail;
+        goto out;
 
     rc = XLREAPER_ERROR_NOMEM;
     plan->path = resolve_prog(prog);
     if (!plan->path)
-        goto fail;
+        goto out;
     rc = check_executable(ctx, domid, plan->path);
     if (rc)
-        goto fail;
+        goto out;
 
     cl = malloc(sizeof(*cl));
     if (!cl) {
         rc = XLREAPER_ERROR_NOMEM;
-        goto fail;
+        goto out;
     }
     rc = xlreaper__qemu_cmdline_parse(ctx, domid, argv, cl);
     if (rc)
-        goto fail;
-    for (unsigned i = 0; i < cl->num_keep; i++) {
-        if (fcntl(cl->keep[i], F_GETFD) < 0) {
-            LOGED(ERROR, domid,
-                  "the command line names descriptor %d, "
-                  "which is not open",
-                  cl->keep[i]);
-            rc = XLREAPER_ERROR_INVAL;
-            goto fail;
-        }
-    }
-    memcpy(plan->keep, cl->keep, cl->num_keep * sizeof(cl->keep[0]));
-    plan->num_keep = cl->num_keep;
-    xlreaper__report_xen_fds(ctx, domid, plan->keep, plan->num_keep);
+        goto out;
+    rc = plan_keep(ctx, plan, cl);
+    if (rc)
+        goto out;
 
     rc = find_chroot(ctx, cfg, domid, plan->mode, &chroot_dir);
     if (rc)
-        goto fail;
+        goto out;
 
     if (plan->mode == XLREAPER_UID_SWITCH_RUNAS) {
         if (cfg->add_dm_restrict && !chroot_dir && !cl->chroot &&
             cfg->chroot_base) {
             rc = plan_make_chroot(ctx, cfg, plan, &chroot_dir);
             if (rc)
-                goto fail;
+                goto out;
         }
         rc = plan_runas(ctx, plan, cl, chroot_dir, &x);
         if (rc)
-            goto fail;
+            goto out;
         if (x.num)
             log_added(ctx, plan, cfg, cl, &x);
     } else {
-        if (cl->runas || cl->chroot) {
-            LOGD(ERROR, domid,
-                 "the command line asks the program to %s itself, which "
-                 "needs root, but uid_switch = \"exec\" starts it without: "
-                 "use uid_switch = \"runas\"",
-                 cl->runas ? "switch uid" : "chroot");
-            rc = XLREAPER_ERROR_INVAL;
-            goto fail;
-        }
-        if (chroot_dir) {
-            /* The path means nothing inside the chroot: exec the file
-             * checked here through a descriptor. */
-            plan->exe_fd = open(plan->path, O_PATH | O_CLOEXEC);
-            if (plan->exe_fd >= 0)
-                plan->exe_fd = xlreaper__fd_above_stdio(plan->exe_fd);
-            if (plan->exe_fd < 0) {
-                LOGED(ERROR, domid, "%s", plan->path);
-                rc = XLREAPER_ERROR_FAIL;
-                goto fail;
-            }
-            plan->chroot_dir = chroot_dir;
-            chroot_dir = NULL;
-        }
-    }
-
-    /* The root the DM ends up in: ours (exec mode), else the one the
-     * line asks QEMU for (libxl's, or the one added above). */
-    {
-        const char *root = plan->chroot_dir ? plan->chroot_dir
-                           : cl->chroot     ? cl->chroot
-                           : plan->mode == XLREAPER_UID_SWITCH_RUNAS
-                               ? chroot_dir
-                               : NULL;
-        if (root && !(plan->record_root = strdup(root))) {
-            rc = XLREAPER_ERROR_NOMEM;
-            goto fail;
-        }
-    }
-
-    if (cfg->cgroup_parent) {
-        rc = xlreaper__cgroup_check(ctx, domid, cfg->cgroup_parent);
+        rc = plan_exec_chroot(ctx, plan, cl, &chroot_dir);
         if (rc)
-            goto fail;
-        plan->cgroup_parent = strdup(cfg->cgroup_parent);
-        if (!plan->cgroup_parent) {
-            rc = XLREAPER_ERROR_NOMEM;
-            goto fail;
-        }
+            goto out;
     }
 
+    rc = plan_root_cgroup(ctx, plan, cfg, cl, chroot_dir);
+    if (rc)
+        goto out;
     rc = plan_copy_argv(plan, argv, &x);
     if (rc)
-        goto fail;
-
-    extra_args_dispose(&x);
-    free(chroot_dir);
-    free(cl);
+        goto out;
     *plan_r = plan;
-    return 0;
+    plan = NULL;
 
-fail:
+out:
     extra_args_dispose(&x);
     free(chroot_dir);
     free(cl);

@@ -910,157 +910,206 @@ static int expectations(audit *a, uint32_t domid, uid_t uid, gid_t gid,
     return rc;
 }
 
-static int check_domain(audit *a, uint32_t domid, long xspid)
-{
-    xlreaper__dmrec rec = { 0 };
-    xlreaper__facts recfacts = { 0 };
-    xlreaper__audit_expect exp;
-    xlreaper__sb sb = { 0 };
-    dm_proc *ps = NULL;
-    pid_t *pids = NULL, dm = 0;
-    const char *dm_from = NULL;
-    unsigned n = 0, np = 0, candidates = 0;
-    bool have_rec = false;
+/* One domain's check: the processes of its uid, and which is its DM. */
+typedef struct {
+    uint32_t domid;
     uid_t uid;
     gid_t gid;
+    long xspid;  /* xenstore's device-model-pid, or 0 */
+    pid_t *pids; /* the processes of the uid */
+    unsigned n;
+    dm_proc *ps; /* those, and the recorded DM even outside the uid */
+    unsigned np;
+    pid_t dm; /* the DM, or 0 while none is told apart */
+    const char *dm_from;
+    unsigned candidates; /* not shaped like pygrub, while no DM is known */
+    bool have_rec;
+} dom_check;
+
+/* c->ps: every process of the uid, and the recorded DM (rec, its facts
+ * read with it into *recfacts, which move into c->ps) even outside it;
+ * the DM, if root's record or xenstore names it.  0 or _NOMEM. */
+static int gather_procs(dom_check *c, const xlreaper__dmrec *rec,
+                        xlreaper__facts *recfacts,
+                        const xlreaper__audit_expect *exp)
+{
+    c->ps = calloc(c->n + 1, sizeof(*c->ps));
+    if (!c->ps)
+        return XLREAPER_ERROR_NOMEM;
+    for (unsigned i = 0; i < c->n; i++)
+        c->ps[c->np++] = (dm_proc){ .pid = c->pids[i] };
+    if (c->have_rec) {
+        unsigned i;
+        for (i = 0; i < c->np && c->ps[i].pid != rec->pid; i++)
+            ;
+        if (i == c->np)
+            c->ps[c->np++] = (dm_proc){ .pid = rec->pid };
+        c->ps[i].facts = *recfacts;
+        memset(recfacts, 0, sizeof(*recfacts));
+        c->dm = rec->pid;
+        c->dm_from = "root's record";
+    }
+    for (unsigned i = 0; i < c->np; i++) {
+        c->ps[i].domid = c->domid;
+        c->ps[i].uid = c->uid;
+        c->ps[i].gid = c->gid;
+        c->ps[i].exp = exp;
+    }
+    if (!c->dm && c->xspid > 0)
+        for (unsigned i = 0; i < c->np; i++)
+            if (c->ps[i].pid == (pid_t)c->xspid) {
+                c->dm = c->ps[i].pid;
+                c->dm_from = "xenstore's device-model-pid";
+            }
+    return 0;
+}
+
+/* The facts of each process, within its deadline and the audit's (one
+ * not read has its pid set to 0); with no DM named, the only process
+ * not shaped like pygrub is taken for it.  0 or an error. */
+static int read_procs(audit *a, dom_check *c)
+{
+    char lacks[256];
     int rc;
 
-    xlreaper_dm_ids(a->ctx, domid, &uid, &gid);
-    rc = procs_of(a, domid, &pids, &n);
-    if (rc)
-        return rc;
-    rc = expectations(a, domid, uid, gid, &rec, &have_rec, &recfacts, &exp);
-    if (rc)
-        goto out;
+    for (unsigned i = 0; i < c->np; i++) {
+        dm_proc *p = &c->ps[i];
 
-    /* Every process of the uid, and the recorded DM even outside it. */
-    ps = calloc(n + 1, sizeof(*ps));
-    if (!ps) {
-        rc = XLREAPER_ERROR_NOMEM;
-        goto out;
-    }
-    for (unsigned i = 0; i < n; i++)
-        ps[np++] = (dm_proc){ .pid = pids[i] };
-    if (have_rec) {
-        unsigned i;
-        for (i = 0; i < np && ps[i].pid != rec.pid; i++)
-            ;
-        if (i == np)
-            ps[np++] = (dm_proc){ .pid = rec.pid };
-        ps[i].facts = recfacts;
-        memset(&recfacts, 0, sizeof(recfacts));
-        dm = rec.pid;
-        dm_from = "root's record";
-    }
-    for (unsigned i = 0; i < np; i++) {
-        ps[i].domid = domid;
-        ps[i].uid = uid;
-        ps[i].gid = gid;
-        ps[i].exp = &exp;
-    }
-    if (!dm && xspid > 0)
-        for (unsigned i = 0; i < np; i++)
-            if (ps[i].pid == (pid_t)xspid) {
-                dm = ps[i].pid;
-                dm_from = "xenstore's device-model-pid";
-            }
-
-    /* The facts of each, within its deadline and the audit's. */
-    for (unsigned i = 0; i < np; i++) {
-        char lacks[256];
-
-        if (ps[i].facts.read)
+        if (p->facts.read)
             continue; /* read with the record */
         if (xlreaper__audit_late(a)) {
-            rc = ADD(a, "dm", domid, uid, ps[i].pid, XLREAPER_AUDIT_UNKNOWN,
+            rc = ADD(a, "dm", c->domid, c->uid, p->pid, XLREAPER_AUDIT_UNKNOWN,
                      "pid %ld not checked: the audit's deadline of %u ms "
                      "had passed",
-                     (long)ps[i].pid, a->deadline_ms);
-            ps[i].pid = 0;
+                     (long)p->pid, a->deadline_ms);
+            p->pid = 0;
             if (rc)
-                goto out;
+                return rc;
             continue;
         }
-        rc = read_facts(a, &ps[i]);
+        rc = read_facts(a, p);
         if (rc)
-            goto out;
-        if (!dm && !pygrub_shaped(a, &ps[i], lacks, sizeof(lacks)))
-            candidates++;
+            return rc;
+        if (!c->dm && !pygrub_shaped(a, p, lacks, sizeof(lacks)))
+            c->candidates++;
     }
-    if (!dm && candidates == 1)
-        for (unsigned i = 0; i < np && !dm; i++) {
-            char lacks[256];
-            if (ps[i].pid && !pygrub_shaped(a, &ps[i], lacks, sizeof(lacks))) {
-                dm = ps[i].pid;
-                dm_from = "the only process of its uid";
+    if (!c->dm && c->candidates == 1)
+        for (unsigned i = 0; i < c->np && !c->dm; i++)
+            if (c->ps[i].pid &&
+                !pygrub_shaped(a, &c->ps[i], lacks, sizeof(lacks))) {
+                c->dm = c->ps[i].pid;
+                c->dm_from = "the only process of its uid";
             }
-        }
+    return 0;
+}
+
+/* The "dm" line: the uid's processes and which is the DM; then
+ * xenstore's pid against them.  0 or an error. */
+static int say_dm(audit *a, const dom_check *c)
+{
+    xlreaper__sb sb = { 0 };
+    unsigned n = c->n;
+    int rc;
 
     for (unsigned i = 0; i < n; i++)
-        xlreaper__sb_printf(&sb, "%s%ld", i ? " " : "", (long)pids[i]);
+        xlreaper__sb_printf(&sb, "%s%ld", i ? " " : "", (long)c->pids[i]);
     if (sb.oom) {
         rc = XLREAPER_ERROR_NOMEM;
         goto out;
     }
-    if (dm)
-        rc = ADD(a, "dm", domid, uid, dm, XLREAPER_AUDIT_PASS,
+    if (c->dm)
+        rc = ADD(a, "dm", c->domid, c->uid, c->dm, XLREAPER_AUDIT_PASS,
                  "%u process%s under its uid%s%s; its DM: pid %ld (from %s)",
                  n, n == 1 ? "" : "es", n ? ": pid " : "",
-                 sb.buf ? sb.buf : "", (long)dm, dm_from);
+                 sb.buf ? sb.buf : "", (long)c->dm, c->dm_from);
     else if (n)
-        rc = ADD(a, "dm", domid, uid, pids[0], XLREAPER_AUDIT_PASS,
+        rc = ADD(a, "dm", c->domid, c->uid, c->pids[0], XLREAPER_AUDIT_PASS,
                  "%u process%s under its uid: pid %s; its DM: none told "
                  "apart (no record of root's, no xenstore pid)",
                  n, n == 1 ? "" : "es", sb.buf ? sb.buf : "");
     else
-        rc = ADD(a, "dm", domid, uid, 0, XLREAPER_AUDIT_SKIP,
+        rc = ADD(a, "dm", c->domid, c->uid, 0, XLREAPER_AUDIT_SKIP,
                  "no process under uid %lu (no DM, a PV guest, or a stub "
                  "domain)",
-                 (unsigned long)uid);
-    if (rc)
-        goto out;
-    rc = check_xs_pid(a, domid, uid, xspid, n, n ? pids[0] : 0);
+                 (unsigned long)c->uid);
+    if (!rc)
+        rc =
+            check_xs_pid(a, c->domid, c->uid, c->xspid, n, n ? c->pids[0] : 0);
+out:
+    xlreaper__sb_dispose(&sb);
+    return rc;
+}
 
-    for (unsigned i = 0; !rc && i < np; i++) {
-        dm_proc *p = &ps[i];
+/* Each process judged: the DM held to a DM's jail, the others to a
+ * tenant's (all to a DM's when which is the DM cannot be told).  0 or
+ * an error. */
+static int judge_procs(audit *a, const dom_check *c)
+{
+    int rc = 0;
+
+    for (unsigned i = 0; !rc && i < c->np; i++) {
+        dm_proc *p = &c->ps[i];
+        char lacks[256];
 
         if (!p->pid)
             continue;
         if (!p->facts.have_start && !p->facts.threads.num &&
             !p->facts.timed_out) {
-            rc = ADD(a, "dm", domid, uid, p->pid, XLREAPER_AUDIT_SKIP,
+            rc = ADD(a, "dm", c->domid, c->uid, p->pid, XLREAPER_AUDIT_SKIP,
                      "pid %ld exited during the audit", (long)p->pid);
             continue;
         }
-        if (p->pid == dm) {
+        if (p->pid == c->dm) {
             rc = check_dm_proc(a, p);
             continue;
         }
-        if (!dm && candidates > 1) {
-            char lacks[256];
-            if (!pygrub_shaped(a, p, lacks, sizeof(lacks))) {
-                /* Which is the DM cannot be told: each is held to a DM's
-                 * jail, and there are too many. */
-                rc = ADD(a, "tenant", domid, uid, p->pid, XLREAPER_AUDIT_FAIL,
-                         "pid %ld is one of %u processes of domid %u's uid "
-                         "that are not known tenants, and nothing (no record "
-                         "of root's, no xenstore pid) says which is its DM",
-                         (long)p->pid, candidates, domid);
-                if (!rc)
-                    rc = check_dm_proc(a, p);
-                continue;
-            }
+        if (!c->dm && c->candidates > 1 &&
+            !pygrub_shaped(a, p, lacks, sizeof(lacks))) {
+            /* Which is the DM cannot be told: each is held to a DM's
+             * jail, and there are too many. */
+            rc =
+                ADD(a, "tenant", c->domid, c->uid, p->pid, XLREAPER_AUDIT_FAIL,
+                    "pid %ld is one of %u processes of domid %u's uid "
+                    "that are not known tenants, and nothing (no record "
+                    "of root's, no xenstore pid) says which is its DM",
+                    (long)p->pid, c->candidates, c->domid);
+            if (!rc)
+                rc = check_dm_proc(a, p);
+            continue;
         }
-        rc = check_tenant(a, p, xspid, have_rec);
+        rc = check_tenant(a, p, c->xspid, c->have_rec);
     }
+    return rc;
+}
 
-out:
-    if (ps)
-        for (unsigned i = 0; i < np; i++)
-            xlreaper__facts_dispose(&ps[i].facts);
-    free(ps);
-    free(pids);
-    xlreaper__sb_dispose(&sb);
+static int check_domain(audit *a, uint32_t domid, long xspid)
+{
+    dom_check c = { .domid = domid, .xspid = xspid };
+    xlreaper__dmrec rec = { 0 };
+    xlreaper__facts recfacts = { 0 };
+    xlreaper__audit_expect exp;
+    int rc;
+
+    xlreaper_dm_ids(a->ctx, domid, &c.uid, &c.gid);
+    rc = procs_of(a, domid, &c.pids, &c.n);
+    if (rc)
+        return rc;
+    rc = expectations(a, domid, c.uid, c.gid, &rec, &c.have_rec, &recfacts,
+                      &exp);
+    if (!rc)
+        rc = gather_procs(&c, &rec, &recfacts, &exp);
+    if (!rc)
+        rc = read_procs(a, &c);
+    if (!rc)
+        rc = say_dm(a, &c);
+    if (!rc)
+        rc = judge_procs(a, &c);
+
+    if (c.ps)
+        for (unsigned i = 0; i < c.np; i++)
+            xlreaper__facts_dispose(&c.ps[i].facts);
+    free(c.ps);
+    free(c.pids);
     xlreaper__facts_dispose(&recfacts);
     xlreaper__dmrec_dispose(&rec);
     return rc;

@@ -92,10 +92,23 @@ static int uid_check(const xlreaper_spawn_plan *plan)
     return 0;
 }
 
-void xlreaper__spawn_apply(const xlreaper__spawn_run *run, int *step_r,
-                           int *err_r, long *detail_r)
+/*
+ * The steps, each a static function: 0, or the step that failed with
+ * errno its own and *detail_r what it was at (a signal, a descriptor, a
+ * limit's index, an id).  They return at once on a failure, so that
+ * nothing changes errno before fail_step reads it.
+ */
+
+/* step, having failed at detail. */
+static int step_at(long *detail_r, long detail, int step)
 {
-    const xlreaper_spawn_plan *plan = run->plan;
+    *detail_r = detail;
+    return step;
+}
+
+/* A DM must not inherit the toolstack's mask or ignored signals. */
+static int apply_signals(long *detail_r)
+{
     /* The kernel's struct sigaction: glibc's sigaction() refuses its own
      * signals 32 and 33, which a caller may have ignored (SIG_IGN
      * survives execve). */
@@ -105,55 +118,62 @@ void xlreaper__spawn_apply(const xlreaper__spawn_run *run, int *step_r,
         void (*restorer)(void);
         uint64_t mask;
     } dfl = { .handler = SIG_DFL };
-    unsigned lo = 3;
     sigset_t none;
-    uid_t r, e, s;
-    gid_t gr, ge, gs;
 
-#define FAIL(step, detail)                                                    \
-    return fail_step(run, step_r, err_r, detail_r, (step), (long)(detail))
-
-    /* A DM must not inherit the toolstack's mask or ignored signals. */
     sigemptyset(&none);
     if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
-        FAIL(STEP_SIGNALS, 0);
+        return STEP_SIGNALS;
     for (int sig = 1; sig <= 64; sig++)
         if (sig != SIGKILL && sig != SIGSTOP &&
             syscall(SYS_rt_sigaction, sig, &dfl, NULL, sizeof(dfl.mask)) < 0)
-            FAIL(STEP_SIGNALS, sig);
+            return step_at(detail_r, sig, STEP_SIGNALS);
+    return 0;
+}
 
-    /* Close every descriptor but 0-2, the kept ones and our own (which
-     * are close-on-exec and go at execve): whatever another thread of
-     * the caller opened, with or without close-on-exec, is gone. */
+/* Close every descriptor but 0-2, the kept ones and our own (which are
+ * close-on-exec and go at execve): whatever another thread of the
+ * caller opened, with or without close-on-exec, is gone. */
+static int apply_fds(const xlreaper__spawn_run *run, long *detail_r)
+{
+    const xlreaper_spawn_plan *plan = run->plan;
+    unsigned lo = 3;
+
     for (unsigned i = 0; i < run->num_preserve; i++) {
         unsigned p = (unsigned)run->preserve[i];
         if (xlreaper__close_from(lo, p - 1) < 0)
-            FAIL(STEP_CLOSE_FDS, lo);
+            return step_at(detail_r, lo, STEP_CLOSE_FDS);
         lo = p + 1;
     }
     if (xlreaper__close_from(lo, ~0u) < 0)
-        FAIL(STEP_CLOSE_FDS, lo);
+        return step_at(detail_r, lo, STEP_CLOSE_FDS);
     /* A closed 0-2 would be taken by the DM's next open(): a log written
      * into a disk image. */
     for (int fd = 0; fd <= 2; fd++) {
         if (fcntl(fd, F_GETFD) >= 0)
             continue;
         if (errno != EBADF)
-            FAIL(STEP_STDIO, fd);
+            return step_at(detail_r, fd, STEP_STDIO);
         if (open("/dev/null", O_RDWR) != fd) /* the lowest free one */
-            FAIL(STEP_STDIO, fd);
+            return step_at(detail_r, fd, STEP_STDIO);
     }
     for (int fd = 0; fd <= 2; fd++)
         if (fcntl(fd, F_SETFD, 0) < 0)
-            FAIL(STEP_KEEP_FD, fd);
+            return step_at(detail_r, fd, STEP_KEEP_FD);
     for (unsigned i = 0; i < plan->num_keep; i++)
         if (fcntl(plan->keep[i], F_SETFD, 0) < 0)
-            FAIL(STEP_KEEP_FD, plan->keep[i]);
+            return step_at(detail_r, plan->keep[i], STEP_KEEP_FD);
+    return 0;
+}
+
+/* The groups, the gid and the limits. */
+static int apply_gid_limits(const xlreaper__spawn_run *run, long *detail_r)
+{
+    const xlreaper_spawn_plan *plan = run->plan;
 
     if (xlreaper__sys_setgroups0() < 0)
-        FAIL(STEP_SETGROUPS, 0);
+        return STEP_SETGROUPS;
     if (xlreaper__sys_setresgid(plan->gid, plan->gid, plan->gid) < 0)
-        FAIL(STEP_SETRESGID, plan->gid);
+        return step_at(detail_r, plan->gid, STEP_SETRESGID);
     /* NPROC first; counted against the real uid, which is the DM's from
      * setresuid on (exec mode) or from QEMU's own setuid (runas). */
     for (unsigned i = 0; i < plan->num_rl; i++) {
@@ -162,69 +182,112 @@ void xlreaper__spawn_apply(const xlreaper__spawn_run *run, int *step_r,
         if (i == 0 && run->uid_check)
             rl.rlim_cur = 0; /* until the check (uid_check) */
         if (setrlimit(plan->rl[i].resource, &rl) < 0)
-            FAIL(STEP_RLIMIT, i);
+            return step_at(detail_r, i, STEP_RLIMIT);
     }
+    return 0;
+}
+
+/* The namespaces, the chroot and the cgroup. */
+static int apply_confine(const xlreaper__spawn_run *run)
+{
+    const xlreaper_spawn_plan *plan = run->plan;
 
     if (plan->unshare_ipc_mount && unshare(CLONE_NEWNS | CLONE_NEWIPC) < 0)
-        FAIL(STEP_UNSHARE_NS, 0);
+        return STEP_UNSHARE_NS;
     if (plan->unshare_net && unshare(CLONE_NEWNET) < 0)
-        FAIL(STEP_UNSHARE_NET, 0);
+        return STEP_UNSHARE_NET;
     if (plan->chroot_dir) {
         if (chroot(plan->chroot_dir) < 0)
-            FAIL(STEP_CHROOT, 0);
+            return STEP_CHROOT;
         if (chdir("/") < 0)
-            FAIL(STEP_CHDIR, 0);
+            return STEP_CHDIR;
     }
     /* "0" is the writer itself: no pid to format, and right in any pid
      * namespace. */
     if (run->cgroup_fd >= 0 && write(run->cgroup_fd, "0", 1) != 1)
-        FAIL(STEP_CGROUP, 0);
+        return STEP_CGROUP;
+    return 0;
+}
 
-    if (plan->mode == XLREAPER_UID_SWITCH_EXEC) {
-        if (run->uid_check) {
-            struct rlimit rl = { .rlim_cur = plan->rl[0].limit,
-                                 .rlim_max = plan->rl[0].limit };
-            int step = uid_check(plan);
+/* Exec mode: the DM's uid, all three ids (by way of uid_check in a
+ * forked spawn), and the checks that it took and left no capability. */
+static int apply_uid(const xlreaper__spawn_run *run, long *detail_r)
+{
+    const xlreaper_spawn_plan *plan = run->plan;
+    uid_t r, e, s;
 
-            if (step == STEP_SETRESUID)
-                FAIL(STEP_SETRESUID, plan->uid);
-            if (step)
-                FAIL(step, 0); /* STEP_UID_BUSY with EAGAIN: not alone */
-            if (xlreaper__sys_setresuid(plan->uid, plan->uid, plan->uid) < 0)
-                FAIL(STEP_SETRESUID, plan->uid);
-            if (setrlimit(RLIMIT_NPROC, &rl) < 0)
-                FAIL(STEP_RLIMIT_RAISE, 0);
-        } else if (xlreaper__sys_setresuid(plan->uid, plan->uid, plan->uid) <
-                   0) {
-            FAIL(STEP_SETRESUID, plan->uid);
-        }
-        if (getresuid(&r, &e, &s) < 0 || r != plan->uid || e != plan->uid ||
-            s != plan->uid) {
-            errno = EPERM;
-            FAIL(STEP_CHECK_IDS, 0);
-        }
-        if (xlreaper__caps_none(true) < 0)
-            FAIL(STEP_CHECK_CAPS, 0);
+    if (run->uid_check) {
+        struct rlimit rl = { .rlim_cur = plan->rl[0].limit,
+                             .rlim_max = plan->rl[0].limit };
+        int step = uid_check(plan);
+
+        if (step == STEP_SETRESUID)
+            return step_at(detail_r, plan->uid, STEP_SETRESUID);
+        if (step)
+            return step; /* STEP_UID_BUSY with EAGAIN: not alone */
+        if (xlreaper__sys_setresuid(plan->uid, plan->uid, plan->uid) < 0)
+            return step_at(detail_r, plan->uid, STEP_SETRESUID);
+        if (setrlimit(RLIMIT_NPROC, &rl) < 0)
+            return STEP_RLIMIT_RAISE;
+    } else if (xlreaper__sys_setresuid(plan->uid, plan->uid, plan->uid) < 0) {
+        return step_at(detail_r, plan->uid, STEP_SETRESUID);
     }
+    if (getresuid(&r, &e, &s) < 0 || r != plan->uid || e != plan->uid ||
+        s != plan->uid) {
+        errno = EPERM;
+        return STEP_CHECK_IDS;
+    }
+    if (xlreaper__caps_none(true) < 0)
+        return STEP_CHECK_CAPS;
+    return 0;
+}
+
+/* The gid checked, no_new_privs, dumpable, and the set-id filter. */
+static int apply_seal(const xlreaper_spawn_plan *plan)
+{
+    gid_t gr, ge, gs;
+
     if (getresgid(&gr, &ge, &gs) < 0 || gr != plan->gid || ge != plan->gid ||
         gs != plan->gid) {
         errno = EPERM;
-        FAIL(STEP_CHECK_IDS, 0);
+        return STEP_CHECK_IDS;
     }
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        FAIL(STEP_NO_NEW_PRIVS, 0);
+        return STEP_NO_NEW_PRIVS;
     if (prctl(PR_SET_DUMPABLE, plan->dumpable ? 1 : 0, 0, 0, 0) < 0)
-        FAIL(STEP_DUMPABLE, 0);
+        return STEP_DUMPABLE;
     /* Last: nothing above makes a file, and the filter needs
      * no_new_privs.  It outlives execve and binds all the DM starts. */
     if (xlreaper__setid_filter_install(&plan->setid) < 0)
-        FAIL(STEP_SETID_FILTER, 0);
+        return STEP_SETID_FILTER;
+    return 0;
+}
 
-    if (plan->exe_fd >= 0)
-        syscall(SYS_execveat, plan->exe_fd, "", plan->argv, plan->envp,
-                AT_EMPTY_PATH);
-    else
-        execve(plan->path, plan->argv, plan->envp);
-    FAIL(STEP_EXECVE, 0);
-#undef FAIL
+void xlreaper__spawn_apply(const xlreaper__spawn_run *run, int *step_r,
+                           int *err_r, long *detail_r)
+{
+    const xlreaper_spawn_plan *plan = run->plan;
+    long detail = 0;
+    int step;
+
+    step = apply_signals(&detail);
+    if (!step)
+        step = apply_fds(run, &detail);
+    if (!step)
+        step = apply_gid_limits(run, &detail);
+    if (!step)
+        step = apply_confine(run);
+    if (!step && plan->mode == XLREAPER_UID_SWITCH_EXEC)
+        step = apply_uid(run, &detail);
+    if (!step)
+        step = apply_seal(plan);
+    if (!step) {
+        if (plan->exe_fd >= 0)
+            syscall(SYS_execveat, plan->exe_fd, "", plan->argv, plan->envp,
+                    AT_EMPTY_PATH);
+        else
+            execve(plan->path, plan->argv, plan->envp);
+        step = STEP_EXECVE;
+    }
+    fail_step(run, step_r, err_r, detail_r, step, detail);
 }

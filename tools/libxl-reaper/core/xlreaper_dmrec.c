@@ -234,6 +234,122 @@ static int num(const char *v, size_t n, unsigned long long max,
     return 0;
 }
 
+/* The key of a line is k (klen bytes long). */
+#define KEY(k) (klen == sizeof(k) - 1 && !memcmp(key, k, klen))
+
+/* A line of a key every record has: 1 with its bit set in *seen, 0 for
+ * another key, -1 for a bad value. */
+static int parse_required(xlreaper__dmrec *r, const char *key, size_t klen,
+                          const char *v, size_t vlen, unsigned *seen)
+{
+    unsigned long long x;
+    size_t n;
+
+    if (KEY("domid")) {
+        if (num(v, vlen, xlreaper_max_domid(), &x) || !x)
+            return -1;
+        r->domid = (uint32_t)x;
+        *seen |= 1;
+    } else if (KEY("pid")) {
+        if (num(v, vlen, INT_MAX, &x) || !x)
+            return -1;
+        r->pid = (pid_t)x;
+        *seen |= 2;
+    } else if (KEY("start")) {
+        if (num(v, vlen, ULONG_MAX, &x))
+            return -1;
+        r->start = x;
+        *seen |= 4;
+    } else if (KEY("mode")) {
+        if (vlen == 5 && !memcmp(v, "runas", 5))
+            r->runas = true;
+        else if (vlen != 4 || memcmp(v, "exec", 4))
+            return -1;
+        *seen |= 8;
+    } else if (KEY("uid")) {
+        if (num(v, vlen, UINT32_MAX - 1, &x))
+            return -1;
+        r->uid = (uid_t)x;
+        *seen |= 16;
+    } else if (KEY("gid")) {
+        if (num(v, vlen, UINT32_MAX - 1, &x))
+            return -1;
+        r->gid = (gid_t)x;
+        *seen |= 32;
+    } else if (KEY("root")) {
+        if (r->root)
+            return -1;
+        if (!(vlen == 1 && v[0] == '-')) {
+            r->root = unescape(v, vlen, &n);
+            if (!r->root || r->root[0] != '/')
+                return -1;
+        }
+        *seen |= 64;
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
+/* "rlimit RESOURCE LIMIT" (LIMIT a number or "inf").  0 or -1. */
+static int parse_rlimit(xlreaper__dmrec *r, const char *v, size_t vlen)
+{
+    const char *sp = memchr(v, ' ', vlen), *end = v + vlen;
+    unsigned long long res, lim;
+
+    if (!sp || r->num_rl >= XLREAPER_MAX_RLIMITS + 1 ||
+        num(v, (size_t)(sp - v), RLIM_NLIMITS - 1, &res))
+        return -1;
+    if ((size_t)(end - sp - 1) == 3 && !memcmp(sp + 1, "inf", 3))
+        lim = UINT64_MAX;
+    else if (num(sp + 1, (size_t)(end - sp - 1), ULONG_MAX, &lim))
+        return -1;
+    r->rl[r->num_rl].resource = (int)res;
+    r->rl[r->num_rl].limit = lim;
+    r->num_rl++;
+    return 0;
+}
+
+/* A line of any other key; one not known is passed over.  The args go
+ * to *args, each followed by a NUL.  0 or -1. */
+static int parse_optional(xlreaper__dmrec *r, const char *key, size_t klen,
+                          const char *v, size_t vlen, xlreaper__sb *args)
+{
+    unsigned long long x;
+    size_t n;
+
+    if (KEY("rlimit"))
+        return parse_rlimit(r, v, vlen);
+    if (KEY("nnp")) {
+        if (num(v, vlen, 1, &x))
+            return -1;
+        r->nnp = x;
+    } else if (KEY("unshare")) {
+        r->unshare_ns = vlen >= 2 && !memcmp(v, "ns", 2);
+        r->unshare_net = vlen >= 3 && !memcmp(v + vlen - 3, "net", 3);
+    } else if (KEY("seccomp")) {
+        r->seccomp_setid = vlen == 5 && !memcmp(v, "setid", 5);
+    } else if (KEY("path")) {
+        if (r->path)
+            return -1;
+        r->path = unescape(v, vlen, &n);
+        if (!r->path)
+            return -1;
+    } else if (KEY("arg")) {
+        char *a = unescape(v, vlen, &n);
+        if (!a)
+            return -1;
+        xlreaper__sb_printf(args, "%s", a);
+        free(a);
+        /* The separator: sb_printf keeps a NUL after the text. */
+        xlreaper__sb_printf(args, "%c", 1);
+        if (!args->oom)
+            args->buf[args->len - 1] = '\0';
+    }
+    return 0;
+}
+#undef KEY
+
 int xlreaper__dmrec_parse(const char *text, size_t len, xlreaper__dmrec *r)
 {
     const char *p = text, *end = text + len;
@@ -250,7 +366,7 @@ int xlreaper__dmrec_parse(const char *text, size_t len, xlreaper__dmrec *r)
         const char *eol = memchr(p, '\n', (size_t)(end - p));
         const char *sp, *v;
         size_t klen, vlen;
-        unsigned long long x;
+        int r1;
 
         if (!eol)
             goto out;
@@ -265,90 +381,9 @@ int xlreaper__dmrec_parse(const char *text, size_t len, xlreaper__dmrec *r)
         klen = (size_t)(sp - p);
         v = sp + 1;
         vlen = (size_t)(eol - v);
-#define KEY(k) (klen == sizeof(k) - 1 && !memcmp(p, k, klen))
-        if (KEY("domid")) {
-            if (num(v, vlen, xlreaper_max_domid(), &x) || !x)
-                goto out;
-            r->domid = (uint32_t)x;
-            seen |= 1;
-        } else if (KEY("pid")) {
-            if (num(v, vlen, INT_MAX, &x) || !x)
-                goto out;
-            r->pid = (pid_t)x;
-            seen |= 2;
-        } else if (KEY("start")) {
-            if (num(v, vlen, ULONG_MAX, &x))
-                goto out;
-            r->start = x;
-            seen |= 4;
-        } else if (KEY("mode")) {
-            if (vlen == 5 && !memcmp(v, "runas", 5))
-                r->runas = true;
-            else if (vlen != 4 || memcmp(v, "exec", 4))
-                goto out;
-            seen |= 8;
-        } else if (KEY("uid")) {
-            if (num(v, vlen, UINT32_MAX - 1, &x))
-                goto out;
-            r->uid = (uid_t)x;
-            seen |= 16;
-        } else if (KEY("gid")) {
-            if (num(v, vlen, UINT32_MAX - 1, &x))
-                goto out;
-            r->gid = (gid_t)x;
-            seen |= 32;
-        } else if (KEY("root")) {
-            size_t n;
-            if (r->root)
-                goto out;
-            if (!(vlen == 1 && v[0] == '-')) {
-                r->root = unescape(v, vlen, &n);
-                if (!r->root || r->root[0] != '/')
-                    goto out;
-            }
-            seen |= 64;
-        } else if (KEY("rlimit")) {
-            const char *sp2 = memchr(v, ' ', vlen);
-            unsigned long long res, lim;
-            if (!sp2 || r->num_rl >= XLREAPER_MAX_RLIMITS + 1 ||
-                num(v, (size_t)(sp2 - v), RLIM_NLIMITS - 1, &res))
-                goto out;
-            if ((size_t)(eol - sp2 - 1) == 3 && !memcmp(sp2 + 1, "inf", 3))
-                lim = UINT64_MAX;
-            else if (num(sp2 + 1, (size_t)(eol - sp2 - 1), ULONG_MAX, &lim))
-                goto out;
-            r->rl[r->num_rl].resource = (int)res;
-            r->rl[r->num_rl].limit = lim;
-            r->num_rl++;
-        } else if (KEY("nnp")) {
-            if (num(v, vlen, 1, &x))
-                goto out;
-            r->nnp = x;
-        } else if (KEY("unshare")) {
-            r->unshare_ns = vlen >= 2 && !memcmp(v, "ns", 2);
-            r->unshare_net = vlen >= 3 && !memcmp(v + vlen - 3, "net", 3);
-        } else if (KEY("seccomp")) {
-            r->seccomp_setid = vlen == 5 && !memcmp(v, "setid", 5);
-        } else if (KEY("path")) {
-            size_t n;
-            if (r->path)
-                goto out;
-            r->path = unescape(v, vlen, &n);
-            if (!r->path)
-                goto out;
-        } else if (KEY("arg")) {
-            size_t n;
-            char *a = unescape(v, vlen, &n);
-            if (!a)
-                goto out;
-            xlreaper__sb_printf(&args, "%s", a);
-            free(a);
-            /* The separator: sb_printf keeps a NUL after the text. */
-            xlreaper__sb_printf(&args, "%c", 1);
-            if (!args.oom)
-                args.buf[args.len - 1] = '\0';
-        }
-#undef KEY
+        r1 = parse_required(r, p, klen, v, vlen, &seen);
+        if (r1 < 0 || (!r1 && parse_optional(r, p, klen, v, vlen, &args)))
+            goto out;
         p = eol + 1;
     }
     if (!ended || p != end || seen != 127 || args.oom || !args.len)

@@ -30,23 +30,23 @@ static void test_status_ok(void **state)
                     "CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\n"
                     "CapEff:\t00000000000000c0\nCapBnd:\t000001ffffffffff\n"
                     "CapAmb:\t0000000000000000\nNoNewPrivs:\t1\n";
-    xlreaper__audit_task at;
+    xlreaper_task at;
     (void)state;
 
     assert_int_equal(xlreaper__audit_parse_status(text, strlen(text), &at), 0);
-    assert_int_equal(at.t.tid, 1234);
-    assert_int_equal(at.t.ruid, 131077);
-    assert_int_equal(at.rgid, 131077);
-    assert_int_equal(at.egid, 131078);
-    assert_int_equal(at.sgid, 131079);
-    assert_int_equal(at.fsgid, 131080);
-    assert_int_equal(at.ngroups, 2);
-    assert_int_equal(at.groups[0], 27);
-    assert_int_equal(at.groups[1], 100);
-    assert_int_equal(at.threads, 3);
-    assert_true(at.caps_known);
-    assert_int_equal(at.cap_eff, 0xc0);
-    assert_int_equal(at.nnp, 1);
+    assert_int_equal(at.tid, 1234);
+    assert_int_equal(at.ruid, 131077);
+    assert_int_equal(at.audit.rgid, 131077);
+    assert_int_equal(at.audit.egid, 131078);
+    assert_int_equal(at.audit.sgid, 131079);
+    assert_int_equal(at.audit.fsgid, 131080);
+    assert_int_equal(at.audit.ngroups, 2);
+    assert_int_equal(at.audit.groups[0], 27);
+    assert_int_equal(at.audit.groups[1], 100);
+    assert_int_equal(at.audit.threads, 3);
+    assert_true(at.audit.caps_known);
+    assert_int_equal(at.audit.cap_eff, 0xc0);
+    assert_int_equal(at.audit.nnp, 1);
 }
 
 static void test_status_variants(void **state)
@@ -87,17 +87,18 @@ static void test_status_variants(void **state)
     (void)state;
 
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        xlreaper__audit_task at;
+        xlreaper_task at;
         int rc = xlreaper__audit_parse_status(cases[i].text,
                                               strlen(cases[i].text), &at);
         if (rc != cases[i].rc)
             fail_msg("case %zu: rc %d, want %d", i, rc, cases[i].rc);
         if (rc)
             continue;
-        if (at.ngroups != cases[i].ngroups || at.nnp != cases[i].nnp ||
-            at.caps_known != cases[i].caps)
-            fail_msg("case %zu: groups %u nnp %d caps %d", i, at.ngroups,
-                     at.nnp, at.caps_known);
+        if (at.audit.ngroups != cases[i].ngroups ||
+            at.audit.nnp != cases[i].nnp ||
+            at.audit.caps_known != cases[i].caps)
+            fail_msg("case %zu: groups %u nnp %d caps %d", i, at.audit.ngroups,
+                     at.audit.nnp, at.audit.caps_known);
     }
 }
 

@@ -15,7 +15,7 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text = fz_copy(data, size);
-    xlreaper__audit_task at;
+    xlreaper_task at;
     xlreaper_task t;
     unsigned threads;
     int rc, arc;
@@ -33,11 +33,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                   (t.state >= 'a' && t.state <= 'z'));
     }
     if (!arc) {
-        FZ_ASSERT(at.t.ruid == t.ruid && at.t.euid == t.euid &&
-                  at.t.suid == t.suid && at.t.fsuid == t.fsuid);
-        FZ_ASSERT(at.t.tid == t.tid && at.t.tgid == t.tgid);
-        FZ_ASSERT(at.threads == threads);
-        FZ_ASSERT(at.nnp >= -1 && at.nnp <= 1);
+        FZ_ASSERT(at.ruid == t.ruid && at.euid == t.euid &&
+                  at.suid == t.suid && at.fsuid == t.fsuid);
+        FZ_ASSERT(at.tid == t.tid && at.tgid == t.tgid);
+        FZ_ASSERT(at.audit.threads == threads);
+        FZ_ASSERT(at.audit.nnp >= -1 && at.audit.nnp <= 1);
     }
     fz_copy_free(text, size);
     return 0;

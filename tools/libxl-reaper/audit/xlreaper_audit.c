@@ -320,7 +320,7 @@ static int passes(audit *a)
     int rc;
 
     for (unsigned i = 0; i < max; i++) {
-        xlreaper__audit_tasks_dispose(&a->tasks);
+        xlreaper_task_list_dispose(&a->tasks);
         rc = read_forks(a, &f0);
         if (!rc)
             rc = xlreaper__audit_pass(a->ctx, &a->w, &a->tasks);
@@ -348,7 +348,7 @@ static int check_shared(audit *a, xlreaper__audit_dm *unused)
     (void)unused;
 
     for (unsigned i = 0; i < a->tasks.num; i++) {
-        const xlreaper_task *t = &a->tasks.tasks[i].t;
+        const xlreaper_task *t = &a->tasks.tasks[i];
         uid_t ids[4] = { t->ruid, t->euid, t->suid, t->fsuid };
         uint32_t first = NO_DOMID;
 
@@ -542,7 +542,7 @@ static void set_deadline(audit *a)
         a->deadline_ms = a->opts->deadline_ms;
     } else {
         for (unsigned i = 0; i < a->tasks.num; i++) {
-            const xlreaper_task *t = &a->tasks.tasks[i].t;
+            const xlreaper_task *t = &a->tasks.tasks[i];
             uint32_t d = xlreaper__audit_task_domid(a, t);
             procs += t->tid == t->tgid && d != NO_DOMID &&
                      (!a->live_known || is_live(a, d));
@@ -624,7 +624,7 @@ int xlreaper__audit_run(xlreaper_ctx *ctx, const xlreaper_audit_opts *opts,
 out:
     xlreaper__facts_reader_stop(ctx, &a.reader);
     res->duration_us = xlreaper__now_us() - res->start_us;
-    xlreaper__audit_tasks_dispose(&a.tasks);
+    xlreaper_task_list_dispose(&a.tasks);
     free(a.dmpids.pids);
     return rc;
 }

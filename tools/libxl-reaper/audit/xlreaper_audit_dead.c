@@ -36,7 +36,7 @@ static bucket bucket_of(const audit *a, uid_t uid)
     bucket b = { 0 };
 
     for (unsigned i = 0; i < a->tasks.num; i++) {
-        const xlreaper_task *t = &a->tasks.tasks[i].t;
+        const xlreaper_task *t = &a->tasks.tasks[i];
         if (!task_has_uid(t, uid))
             continue;
         if (!b.first)
@@ -218,7 +218,7 @@ static int fix_uid(audit *a, uint32_t domid, xlreaper_audit_check *c)
 static bool bucket_has_real(const audit *a, uid_t uid)
 {
     for (unsigned i = 0; i < a->tasks.num; i++) {
-        const xlreaper_task *t = &a->tasks.tasks[i].t;
+        const xlreaper_task *t = &a->tasks.tasks[i];
         if (task_has_uid(t, uid) && t->suid != 0)
             return true;
     }
@@ -251,7 +251,7 @@ static int check_stuck(audit *a, uint32_t domid, uid_t uid)
     unsigned n = 0;
 
     for (unsigned i = 0; i < a->tasks.num; i++) {
-        const xlreaper_task *t = &a->tasks.tasks[i].t;
+        const xlreaper_task *t = &a->tasks.tasks[i];
 
         if (task_has_uid(t, uid) && t->state == 'D' && t->kill_pending) {
             first = first ? first : t;
@@ -350,7 +350,7 @@ int xlreaper__audit_dead_uids(xlreaper__audit *a, xlreaper__audit_dm *unused)
     if (!seen)
         return XLREAPER_ERROR_NOMEM;
     for (unsigned i = 0; i < a->tasks.num; i++) {
-        const xlreaper_task *t = &a->tasks.tasks[i].t;
+        const xlreaper_task *t = &a->tasks.tasks[i];
         uid_t ids[4] = { t->ruid, t->euid, t->suid, t->fsuid };
         for (int k = 0; k < 4; k++) {
             uint32_t d = uid_domid(a, ids[k]);

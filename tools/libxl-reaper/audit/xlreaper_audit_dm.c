@@ -63,25 +63,26 @@ static int not_read(audit *a, const dm_proc *p, const char *name,
 
 int xlreaper__audit_dm_ids(audit *a, dm_proc *p)
 {
-    const xlreaper__audit_tasks *th = &p->facts.threads;
+    const xlreaper_task_list *th = &p->facts.threads;
 
     for (unsigned i = 0; i < th->num; i++) {
-        const xlreaper__audit_task *at = &th->tasks[i];
-        const xlreaper_task *t = &at->t;
+        const xlreaper_task *at = &th->tasks[i];
+        const xlreaper_task *t = at;
 
         if (t->ruid != p->uid || t->euid != p->uid || t->suid != p->uid ||
-            t->fsuid != p->uid || at->rgid != p->gid || at->egid != p->gid ||
-            at->sgid != p->gid || at->fsgid != p->gid)
-            return ADD(a, "ids", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
-                       "thread %ld: uids %lu %lu %lu %lu, gids %lu %lu %lu "
-                       "%lu (real, effective, saved, fs); want uid %lu, "
-                       "gid %lu",
-                       (long)t->tid, (unsigned long)t->ruid,
-                       (unsigned long)t->euid, (unsigned long)t->suid,
-                       (unsigned long)t->fsuid, (unsigned long)at->rgid,
-                       (unsigned long)at->egid, (unsigned long)at->sgid,
-                       (unsigned long)at->fsgid, (unsigned long)p->uid,
-                       (unsigned long)p->gid);
+            t->fsuid != p->uid || at->audit.rgid != p->gid ||
+            at->audit.egid != p->gid || at->audit.sgid != p->gid ||
+            at->audit.fsgid != p->gid)
+            return ADD(
+                a, "ids", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
+                "thread %ld: uids %lu %lu %lu %lu, gids %lu %lu %lu "
+                "%lu (real, effective, saved, fs); want uid %lu, "
+                "gid %lu",
+                (long)t->tid, (unsigned long)t->ruid, (unsigned long)t->euid,
+                (unsigned long)t->suid, (unsigned long)t->fsuid,
+                (unsigned long)at->audit.rgid, (unsigned long)at->audit.egid,
+                (unsigned long)at->audit.sgid, (unsigned long)at->audit.fsgid,
+                (unsigned long)p->uid, (unsigned long)p->gid);
     }
     if (!p->facts.threads_done)
         return not_read(a, p, "ids", "the status of every thread");
@@ -96,26 +97,27 @@ int xlreaper__audit_dm_ids(audit *a, dm_proc *p)
 
 int xlreaper__audit_dm_caps(audit *a, dm_proc *p)
 {
-    const xlreaper__audit_tasks *th = &p->facts.threads;
+    const xlreaper_task_list *th = &p->facts.threads;
 
     for (unsigned i = 0; i < th->num; i++) {
-        const xlreaper__audit_task *at = &th->tasks[i];
+        const xlreaper_task *at = &th->tasks[i];
 
-        if (at->caps_known && (at->cap_prm || at->cap_eff || at->cap_amb))
+        if (at->audit.caps_known &&
+            (at->audit.cap_prm || at->audit.cap_eff || at->audit.cap_amb))
             return ADD(a, "caps", p->domid, p->uid, p->pid,
                        XLREAPER_AUDIT_FAIL,
                        "thread %ld holds capabilities: permitted %#llx, "
                        "effective %#llx, ambient %#llx",
-                       (long)at->t.tid, (unsigned long long)at->cap_prm,
-                       (unsigned long long)at->cap_eff,
-                       (unsigned long long)at->cap_amb);
+                       (long)at->tid, (unsigned long long)at->audit.cap_prm,
+                       (unsigned long long)at->audit.cap_eff,
+                       (unsigned long long)at->audit.cap_amb);
     }
     for (unsigned i = 0; i < th->num; i++)
-        if (!th->tasks[i].caps_known)
+        if (!th->tasks[i].audit.caps_known)
             return ADD(a, "caps", p->domid, p->uid, p->pid,
                        XLREAPER_AUDIT_UNKNOWN,
                        "thread %ld: no CapPrm/CapEff in its status",
-                       (long)th->tasks[i].t.tid);
+                       (long)th->tasks[i].tid);
     if (!p->facts.threads_done)
         return not_read(a, p, "caps", "the status of every thread");
     return ADD(a, "caps", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
@@ -129,30 +131,31 @@ int xlreaper__audit_dm_caps(audit *a, dm_proc *p)
  */
 int xlreaper__audit_dm_groups(audit *a, dm_proc *p)
 {
-    const xlreaper__audit_tasks *th = &p->facts.threads;
+    const xlreaper_task_list *th = &p->facts.threads;
     bool own = false;
 
     for (unsigned i = 0; i < th->num; i++) {
-        const xlreaper__audit_task *at = &th->tasks[i];
+        const xlreaper_task *at = &th->tasks[i];
         xlreaper__sb sb = { 0 };
         unsigned kept;
         int rc;
 
-        if (!at->ngroups)
+        if (!at->audit.ngroups)
             continue;
-        if (at->ngroups == 1 && at->groups[0] == p->gid) {
+        if (at->audit.ngroups == 1 && at->audit.groups[0] == p->gid) {
             own = true;
             continue;
         }
-        kept = at->ngroups < XLREAPER__AUDIT_GROUPS_KEPT
-                   ? at->ngroups
-                   : XLREAPER__AUDIT_GROUPS_KEPT;
+        kept = at->audit.ngroups < XLREAPER_TASK_GROUPS_KEPT
+                   ? at->audit.ngroups
+                   : XLREAPER_TASK_GROUPS_KEPT;
         for (unsigned g = 0; g < kept; g++)
-            xlreaper__sb_printf(&sb, " %lu", (unsigned long)at->groups[g]);
+            xlreaper__sb_printf(&sb, " %lu",
+                                (unsigned long)at->audit.groups[g]);
         rc = ADD(a, "groups", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
-                 "thread %ld has %u supplementary group%s:%s%s",
-                 (long)at->t.tid, at->ngroups, at->ngroups == 1 ? "" : "s",
-                 sb.buf ? sb.buf : "", at->ngroups > kept ? " ..." : "");
+                 "thread %ld has %u supplementary group%s:%s%s", (long)at->tid,
+                 at->audit.ngroups, at->audit.ngroups == 1 ? "" : "s",
+                 sb.buf ? sb.buf : "", at->audit.ngroups > kept ? " ..." : "");
         xlreaper__sb_dispose(&sb);
         return rc;
     }
@@ -169,21 +172,21 @@ int xlreaper__audit_dm_groups(audit *a, dm_proc *p)
 
 int xlreaper__audit_dm_nnp(audit *a, dm_proc *p)
 {
-    const xlreaper__audit_tasks *th = &p->facts.threads;
+    const xlreaper_task_list *th = &p->facts.threads;
 
     for (unsigned i = 0; i < th->num; i++)
-        if (!th->tasks[i].nnp)
+        if (!th->tasks[i].audit.nnp)
             return ADD(a, "no_new_privs", p->domid, p->uid, p->pid,
                        XLREAPER_AUDIT_FAIL,
                        "thread %ld: NoNewPrivs is 0: an execve of a setuid "
                        "binary would gain privilege",
-                       (long)th->tasks[i].t.tid);
+                       (long)th->tasks[i].tid);
     for (unsigned i = 0; i < th->num; i++)
-        if (th->tasks[i].nnp < 0)
+        if (th->tasks[i].audit.nnp < 0)
             return ADD(a, "no_new_privs", p->domid, p->uid, p->pid,
                        XLREAPER_AUDIT_UNKNOWN,
                        "thread %ld: the kernel shows no NoNewPrivs field",
-                       (long)th->tasks[i].t.tid);
+                       (long)th->tasks[i].tid);
     if (!p->facts.threads_done)
         return not_read(a, p, "no_new_privs", "the status of every thread");
     return ADD(a, "no_new_privs", p->domid, p->uid, p->pid,
@@ -192,7 +195,7 @@ int xlreaper__audit_dm_nnp(audit *a, dm_proc *p)
 
 int xlreaper__audit_dm_seccomp(audit *a, dm_proc *p)
 {
-    const xlreaper__audit_tasks *th = &p->facts.threads;
+    const xlreaper_task_list *th = &p->facts.threads;
 
     if (!p->exp->rec)
         return ADD(a, "seccomp", p->domid, p->uid, p->pid, XLREAPER_AUDIT_SKIP,
@@ -202,13 +205,13 @@ int xlreaper__audit_dm_seccomp(audit *a, dm_proc *p)
         return ADD(a, "seccomp", p->domid, p->uid, p->pid, XLREAPER_AUDIT_SKIP,
                    "root's record says no filter was installed");
     for (unsigned i = 0; i < th->num; i++)
-        if (th->tasks[i].seccomp != 2)
+        if (th->tasks[i].audit.seccomp != 2)
             return ADD(a, "seccomp", p->domid, p->uid, p->pid,
-                       th->tasks[i].seccomp < 0 ? XLREAPER_AUDIT_UNKNOWN
-                                                : XLREAPER_AUDIT_FAIL,
+                       th->tasks[i].audit.seccomp < 0 ? XLREAPER_AUDIT_UNKNOWN
+                                                      : XLREAPER_AUDIT_FAIL,
                        "thread %ld: Seccomp %d, but root's record says the "
                        "set-id filter was installed (mode 2)",
-                       (long)th->tasks[i].t.tid, th->tasks[i].seccomp);
+                       (long)th->tasks[i].tid, th->tasks[i].audit.seccomp);
     if (!p->facts.threads_done)
         return not_read(a, p, "seccomp", "the status of every thread");
     return ADD(a, "seccomp", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
@@ -612,15 +615,14 @@ static bool pygrub_shaped(const audit *a, const dm_proc *p, char *lacks,
         soft != 0 || hard != 0)
         return false;
     for (unsigned i = 0; i < fc->threads.num; i++) {
-        const xlreaper_task *t = &fc->threads.tasks[i].t;
+        const xlreaper_task *t = &fc->threads.tasks[i];
         if (t->ruid != p->uid || t->euid != p->uid || t->suid != p->uid ||
             t->fsuid != p->uid) {
             xlreaper__sb_printf(&sb, "%sthe uid %lu in all four ids",
                                 sb.len ? ", " : "", (unsigned long)p->uid);
             break;
         }
-        if (fc->threads.tasks[i].caps_known &&
-            (fc->threads.tasks[i].cap_prm || fc->threads.tasks[i].cap_eff)) {
+        if (t->audit.caps_known && (t->audit.cap_prm || t->audit.cap_eff)) {
             xlreaper__sb_printf(&sb, "%sno capability", sb.len ? ", " : "");
             break;
         }
@@ -715,7 +717,7 @@ static bool is_libxl_probe(const audit *a, const xlreaper__facts *fc)
 {
     struct stat q;
 
-    if (!fc->done || !fc->threads.num || !is_root(&fc->threads.tasks[0].t) ||
+    if (!fc->done || !fc->threads.num || !is_root(&fc->threads.tasks[0]) ||
         fc->nxen || fc->link[XLREAPER__LINK_EXE].err ||
         stat(a->cfg->qemu_path, &q) < 0)
         return false;
@@ -758,7 +760,7 @@ static int check_xs_pid(audit *a, uint32_t domid, uid_t uid, long xspid,
         xlreaper__facts_dispose(&fc);
         return rc;
     }
-    t = &fc.threads.tasks[0].t;
+    t = &fc.threads.tasks[0];
     /* What libxl kills on destroy when it finds no uid: it must be
      * jailed like the rest. */
     if (t->ruid == uid && t->euid == uid && t->suid == uid && t->fsuid == uid)
@@ -797,7 +799,7 @@ static int procs_of(const audit *a, uint32_t domid, pid_t **out, unsigned *n)
     if (!v)
         return XLREAPER_ERROR_NOMEM;
     for (unsigned i = 0; i < a->tasks.num; i++) {
-        const xlreaper_task *t = &a->tasks.tasks[i].t;
+        const xlreaper_task *t = &a->tasks.tasks[i];
         bool seen = false;
 
         if (xlreaper__audit_task_domid(a, t) != domid)
@@ -1135,7 +1137,7 @@ int xlreaper__audit_domains(audit *a, xlreaper__audit_dm *unused)
     if (!ds)
         return XLREAPER_ERROR_NOMEM;
     for (unsigned i = 0; i < a->tasks.num; i++) {
-        uint32_t d = xlreaper__audit_task_domid(a, &a->tasks.tasks[i].t);
+        uint32_t d = xlreaper__audit_task_domid(a, &a->tasks.tasks[i]);
         bool seen = false;
         for (unsigned j = 0; j < nd; j++)
             seen |= ds[j] == d;

@@ -389,7 +389,7 @@ const char *xlreaper__facts_section_name(int s)
 
 void xlreaper__facts_dispose(xlreaper__facts *fc)
 {
-    xlreaper__audit_tasks_dispose(&fc->threads);
+    xlreaper_task_list_dispose(&fc->threads);
     free(fc->limits);
     free(fc->xenfds);
     memset(fc, 0, sizeof(*fc));
@@ -405,12 +405,12 @@ static int take(xlreaper__facts *fc, const frame *f, const char *text)
             fc->have_start = true;
         break;
     case K_THREAD: {
-        xlreaper__audit_task at;
+        xlreaper_task at;
 
         /* A thread that ended since the listing has no status. */
         if (f->err || xlreaper__audit_parse_status(text, f->len, &at))
             break;
-        return xlreaper__audit_tasks_add(&fc->threads, &at);
+        return xlreaper__task_list_add(&fc->threads, &at);
     }
     case K_THREADS_END:
         fc->threads_err = f->err;

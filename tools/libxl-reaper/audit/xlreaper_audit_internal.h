@@ -73,34 +73,10 @@ _hidden int xlreaper__audit_add(xlreaper_audit_result *res, const char *name,
 
 /* ---------- one task, as the audit reads it ---------- */
 
-#define XLREAPER__AUDIT_GROUPS_KEPT 8
-
-typedef struct {
-    xlreaper_task t; /* tid, tgid, ppid, state, uids, comm */
-    gid_t rgid, egid, sgid, fsgid;
-    unsigned ngroups; /* supplementary groups, all counted */
-    gid_t groups[XLREAPER__AUDIT_GROUPS_KEPT]; /* the first ones */
-    int nnp; /* NoNewPrivs: 0, 1, or -1 if absent */
-    bool caps_known;
-    uint64_t cap_prm, cap_eff, cap_amb;
-    int seccomp; /* Seccomp: 0, 1, 2, or -1 if absent */
-    unsigned threads;
-} xlreaper__audit_task;
-
-typedef struct {
-    xlreaper__audit_task *tasks;
-    unsigned num, cap;
-} xlreaper__audit_tasks;
-
-_hidden void xlreaper__audit_tasks_dispose(xlreaper__audit_tasks *l);
-/* Appends a copy of t.  0 or _NOMEM. */
-_hidden int xlreaper__audit_tasks_add(xlreaper__audit_tasks *l,
-                                      const xlreaper__audit_task *t);
-
-/* Parses /proc/<pid>[/task/<tid>]/status.  0, or _INVAL when a field
- * the audit needs is missing or malformed. */
+/* Parses /proc/<pid>[/task/<tid>]/status, at->audit too.  0, or _INVAL
+ * when a field the audit needs is missing or malformed. */
 _hidden int xlreaper__audit_parse_status(const char *text, size_t len,
-                                         xlreaper__audit_task *at);
+                                         xlreaper_task *at);
 
 /* ---------- the /proc pass ---------- */
 
@@ -121,7 +97,7 @@ _hidden bool xlreaper__audit_watched(const xlreaper__audit_watch *w,
  */
 _hidden int xlreaper__audit_pass(xlreaper_ctx *ctx,
                                  const xlreaper__audit_watch *w,
-                                 xlreaper__audit_tasks *out);
+                                 xlreaper_task_list *out);
 
 /* "processes N" of /proc/stat: 1 and *forks_r for that line, else 0. */
 _hidden int xlreaper__audit_parse_forks_line(const char *line,
@@ -302,7 +278,7 @@ typedef struct {
     uint64_t elapsed_us;
     bool have_start;
     unsigned long long start; /* field 22 of stat */
-    xlreaper__audit_tasks threads;
+    xlreaper_task_list threads;
     bool threads_done; /* every thread listed was sent */
     int threads_err;
     bool have_limits;
@@ -358,7 +334,7 @@ typedef struct {
     unsigned live_cap; /* room in res->live */
     xlreaper__audit_watch w;
     bool live_known;
-    xlreaper__audit_tasks tasks;   /* the last (quiet, if any) pass */
+    xlreaper_task_list tasks;      /* the last (quiet, if any) pass */
     xlreaper__audit_dmpids dmpids; /* per res->live[i] */
     xlreaper__xendevs xd;
     xlreaper__facts_reader reader; /* reads every DM's /proc */

@@ -21,31 +21,10 @@
  * Linux since namespaces got inodes (3.8). */
 #define PROC_PID_INIT_INO 0xEFFFFFFCu
 
-void xlreaper__audit_tasks_dispose(xlreaper__audit_tasks *l)
-{
-    free(l->tasks);
-    l->tasks = NULL;
-    l->num = l->cap = 0;
-}
-
-int xlreaper__audit_tasks_add(xlreaper__audit_tasks *l,
-                              const xlreaper__audit_task *t)
-{
-    xlreaper__audit_task *n =
-        xlreaper__grow(l->tasks, l->num, &l->cap, sizeof(*n), 32);
-
-    if (!n)
-        return XLREAPER_ERROR_NOMEM;
-    l->tasks = n;
-    l->tasks[l->num++] = *t;
-    return 0;
-}
-
 /* ---------- parsers ---------- */
 
 /* What the audit reads in a status past xlreaper__parse_status's. */
-static int parse_status_more(const char *text, size_t len,
-                             xlreaper__audit_task *at)
+static int parse_status_more(const char *text, size_t len, xlreaper_task *at)
 {
     const char *end = text + len, *p, *eol;
     unsigned long long v[4];
@@ -53,10 +32,10 @@ static int parse_status_more(const char *text, size_t len,
     if (!(p = xlreaper__status_field(text, end, "Gid", &eol)) ||
         xlreaper__parse_numbers(p, eol, 10, v, 4))
         return XLREAPER_ERROR_INVAL;
-    at->rgid = (gid_t)v[0];
-    at->egid = (gid_t)v[1];
-    at->sgid = (gid_t)v[2];
-    at->fsgid = (gid_t)v[3];
+    at->audit.rgid = (gid_t)v[0];
+    at->audit.egid = (gid_t)v[1];
+    at->audit.sgid = (gid_t)v[2];
+    at->audit.fsgid = (gid_t)v[3];
 
     /* "Groups:\t27 100 \n", or nothing after the tab. */
     if (!(p = xlreaper__status_field(text, end, "Groups", &eol)))
@@ -70,52 +49,52 @@ static int parse_status_more(const char *text, size_t len,
             break;
         if (xlreaper__parse_numbers(p, eol, 10, v, 1))
             return XLREAPER_ERROR_INVAL;
-        if (at->ngroups < XLREAPER__AUDIT_GROUPS_KEPT)
-            at->groups[at->ngroups] = (gid_t)v[0];
-        at->ngroups++;
+        if (at->audit.ngroups < XLREAPER_TASK_GROUPS_KEPT)
+            at->audit.groups[at->audit.ngroups] = (gid_t)v[0];
+        at->audit.ngroups++;
         while (p < eol && isdigit((unsigned char)*p))
             p++;
     }
 
-    at->nnp = -1;
+    at->audit.nnp = -1;
     if ((p = xlreaper__status_field(text, end, "NoNewPrivs", &eol)) &&
         !xlreaper__parse_numbers(p, eol, 10, v, 1) && v[0] <= 1)
-        at->nnp = (int)v[0];
+        at->audit.nnp = (int)v[0];
 
-    at->seccomp = -1;
+    at->audit.seccomp = -1;
     if ((p = xlreaper__status_field(text, end, "Seccomp", &eol)) &&
         !xlreaper__parse_numbers(p, eol, 10, v, 1) && v[0] <= 2)
-        at->seccomp = (int)v[0];
+        at->audit.seccomp = (int)v[0];
 
-    at->caps_known = false;
+    at->audit.caps_known = false;
     if ((p = xlreaper__status_field(text, end, "CapPrm", &eol)) &&
         !xlreaper__parse_numbers(p, eol, 16, v, 1)) {
-        at->cap_prm = v[0];
+        at->audit.cap_prm = v[0];
         if ((p = xlreaper__status_field(text, end, "CapEff", &eol)) &&
             !xlreaper__parse_numbers(p, eol, 16, v, 1)) {
-            at->cap_eff = v[0];
+            at->audit.cap_eff = v[0];
             /* CapAmb is newer (4.3); absent means none. */
-            at->cap_amb = 0;
+            at->audit.cap_amb = 0;
             if ((p = xlreaper__status_field(text, end, "CapAmb", &eol)) &&
                 !xlreaper__parse_numbers(p, eol, 16, v, 1))
-                at->cap_amb = v[0];
-            at->caps_known = true;
+                at->audit.cap_amb = v[0];
+            at->audit.caps_known = true;
         }
     }
     return 0;
 }
 
 int xlreaper__audit_parse_status(const char *text, size_t len,
-                                 xlreaper__audit_task *at)
+                                 xlreaper_task *at)
 {
     unsigned threads;
     int rc;
 
     memset(at, 0, sizeof(*at));
-    rc = xlreaper__parse_status(text, len, &at->t, &threads);
+    rc = xlreaper__parse_status(text, len, at, &threads);
     if (rc)
         return rc;
-    at->threads = threads;
+    at->audit.threads = threads;
     return parse_status_more(text, len, at);
 }
 
@@ -432,7 +411,7 @@ bool xlreaper__audit_watched(const xlreaper__audit_watch *w, uid_t uid)
 
 typedef struct {
     const xlreaper__audit_watch *w;
-    xlreaper__audit_tasks *out;
+    xlreaper_task_list *out;
 } pass_arg;
 
 static bool task_watched(const xlreaper__audit_watch *w,
@@ -448,22 +427,21 @@ static int pass_visit(void *arg, int procfd, const char *rel,
                       const xlreaper__proc_status *st)
 {
     pass_arg *pa = arg;
-    xlreaper__audit_task at;
+    xlreaper_task at;
 
     (void)procfd;
     (void)rel;
     if (!task_watched(pa->w, &st->t))
         return 0;
-    memset(&at, 0, sizeof(at));
-    at.t = st->t;
-    at.threads = st->threads;
+    at = st->t; /* at.audit all 0 (xlreaper__parse_status) */
+    at.audit.threads = st->threads;
     if (parse_status_more(st->text, st->len, &at))
         return 0;
-    return xlreaper__audit_tasks_add(pa->out, &at);
+    return xlreaper__task_list_add(pa->out, &at);
 }
 
 int xlreaper__audit_pass(xlreaper_ctx *ctx, const xlreaper__audit_watch *w,
-                         xlreaper__audit_tasks *out)
+                         xlreaper_task_list *out)
 {
     pass_arg pa = { .w = w, .out = out };
     xlreaper__proc_walker wk = { .visit = pass_visit, .arg = &pa };

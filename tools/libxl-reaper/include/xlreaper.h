@@ -271,6 +271,21 @@ int xlreaper_uid_domid(const xlreaper_ctx *ctx, uid_t uid, uint32_t *domid_r);
 
 /* ---------- tasks of a uid ---------- */
 
+#define XLREAPER_TASK_GROUPS_KEPT 8
+
+/* What xlreaper_audit reads of a task as well (its /proc status); all 0
+ * in any other list. */
+typedef struct {
+    gid_t rgid, egid, sgid, fsgid;
+    unsigned ngroups; /* supplementary groups, all counted */
+    gid_t groups[XLREAPER_TASK_GROUPS_KEPT]; /* the first ones */
+    int nnp; /* NoNewPrivs: 0, 1, or -1 if absent */
+    bool caps_known;
+    uint64_t cap_prm, cap_eff, cap_amb;
+    int seccomp;      /* Seccomp: 0, 1, 2, or -1 if absent */
+    unsigned threads; /* the thread group's size */
+} xlreaper_task_audit;
+
 /* One task (thread) that a /proc scan found. */
 typedef struct {
     pid_t tid, tgid, ppid;
@@ -279,6 +294,7 @@ typedef struct {
     bool kill_pending; /* SIGKILL pending, or already exiting */
     char comm[17];
     char wchan[48]; /* where a D-state task sleeps, or "" */
+    xlreaper_task_audit audit;
 } xlreaper_task;
 
 typedef struct {

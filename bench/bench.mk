@@ -41,10 +41,12 @@ endif
 -include bench/bench_daemon.mk
 -include bench/bench_stuck.mk
 -include bench/bench_audit.mk
+-include bench/bench_lockflood.mk
 BENCH_EXTRA := $(if $(wildcard bench/bench_spawn.mk),bench-spawn) \
 	$(if $(wildcard bench/bench_daemon.mk),bench-daemon bench-daemon-faults) \
 	$(if $(wildcard bench/bench_stuck.mk),bench-stuck) \
-	$(if $(wildcard bench/bench_audit.mk),bench-audit)
+	$(if $(wildcard bench/bench_audit.mk),bench-audit) \
+	$(if $(wildcard bench/bench_lockflood.mk),bench-lockflood)
 
 $(BUILD)/obj/bench/%.o: CFLAGS_ALL += -Ibench/lib -Itests/lib
 .SECONDARY: $(patsubst %,$(BUILD)/obj/bench/bench_%.o,$(BENCH_MINE))

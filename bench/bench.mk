@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-only
-# Benchmarks (issue 9).  Never part of `make check`.
+# Benchmarks.  Never part of `make check`.
 #   make bench        runs them one after another (never in parallel: they
 #                     measure the machine), tables on stdout, CSV and
 #                     summaries in bench/results/ with the load average

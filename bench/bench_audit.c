@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * bench_audit LABEL [REPS] - how long `xl-reaper audit` takes on a host
- * with 64 live DMs (issue 24: under 1 s).
+ * with 64 live DMs (the goal: under 1 s).
  *
  * It spawns 64 device models through the library's own spawn (exec
  * mode, tests/progs/fake_dm, domids 1..64 of a range of its own), so
@@ -10,9 +10,10 @@
  * the audit's test hook (no Xen here), and runs the whole audit REPS
  * times (default 10; the set-id walk limited to a small directory, which
  * is not what is measured).  The same source is built against the
- * library before issue 24 (bench_audit.mk: BENCH_AUDIT_BASE) and this
- * one, and both run in the same `make bench-audit`: today's figure and
- * the new one, on the same machine at the same time.
+ * library before its audit read each DM's /proc in one reader child
+ * under a deadline per process (bench_audit.mk: BENCH_AUDIT_BASE) and
+ * this one, and both run in the same `make bench-audit`: the figure
+ * before and the new one, on the same machine at the same time.
  */
 #include <errno.h>
 #include <signal.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
- * bench_lock - lock contention (issue 9, item 4): 64 domains destroyed
+ * bench_lock - lock contention: 64 domains destroyed
  * at once, each of their DM uids killed by its own reaper, through the
  * library (64 threads, one ctx each, as a daemon would) and through the
  * CLI (64 `xl-reaper --json kill` processes, as 64 concurrent

@@ -3,8 +3,8 @@
  * bench_parts - what a verified kill is made of: each public step of
  * xlreaper_reap timed alone, in the same run as the bare kill, so that
  * the ratio of the whole to the kill can be explained (the profile
- * behind issue 9's goal).  Steps run interleaved, reps times each, on
- * an empty DM uid: the cost of a scan or a probe hardly depends on
+ * behind the goal of 1.5x a bare kill).  Steps run interleaved, reps
+ * times each, on an empty DM uid: the cost of a scan or a probe hardly depends on
  * what the uid runs, but on how many tasks the system has.
  */
 #include <stdlib.h>

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * bench_race - every way to kill a uid, against the same fork racer, in
- * the same run (issue 9, item 2, and the goal's ratios).
+ * the same run, and the goal's ratios: the library's verified kill
+ * within 1.5x of a bare forked kill, the CLI within 2x of a bare
+ * exec'd killer.
  *
  * Each trial starts a fresh fork racer under one DM uid, in a nursery
  * (a child subreaper, so zombies do not wait for a slow PID 1) and in a
@@ -539,7 +541,7 @@ int main(void)
     }
     fclose(agg);
 
-    /* Issue 13's goals: the library's verified kill within 1.5x of the
+    /* The goals: the library's verified kill within 1.5x of the
      * bare kill forked the same way, the CLI within 2x of the bare
      * killer exec'd; CLI over forked bare is information only.  Ratios
      * of the medians of wins, as RESULTS.md's headline takes them (a

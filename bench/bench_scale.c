@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
- * bench_scale - reap latency against the number of tasks (issue 9,
- * item 1).  N sleeping tasks (processes, or threads of one process)
- * under one DM uid, beside 0, 1,000 or 10,000 bystander processes under
- * other uids of our block; each rep kills a fresh set three ways,
+ * bench_scale - reap latency against the number of tasks.  N sleeping
+ * tasks (processes, or threads of one process) under one DM uid,
+ * beside 0, 1,000 or 10,000 bystander processes under other uids of
+ * our block; each rep kills a fresh set three ways,
  * interleaved: the bare kill (fork; setresuid; kill(-1)), the library
  * (xlreaper_reap, to a verified-empty uid) and the CLI.  For the bare
  * kill the time until our own kernel count reaches zero is kept too.
@@ -226,8 +226,8 @@ static void no_nursery(FILE *sum)
                  "| tasks | kill | returns after, ms | uid empty after, ms "
                  "| outcome |\n|---|---|---|---|---|\n");
     /* Each kill and the CLI's baseline, the bare killer exec'd
-     * (bench_barekill), as in bench_race: issue 13 asks the CLI / that
-     * ratio with zombies left to a slow PID 1 too. */
+     * (bench_barekill), as in bench_race: the CLI's goal, 2x that
+     * killer, holds with zombies left to a slow PID 1 too. */
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
         for (int k = K_BARE; k <= NUM_KILLS; k++) {
             const char *name = k < NUM_KILLS ? kill_name[k] : "bare-exec";

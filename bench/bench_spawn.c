@@ -2,7 +2,7 @@
 /*
  * bench_spawn.c - spawn-to-exec latency of the restricted spawn against
  * a bare fork + execve of the same static program, as a ratio in one
- * run (issue 4's goal: under 1.5x).
+ * run (the goal: under 1.5x).
  *
  * Both are timed from the call to the moment the child's execve has
  * succeeded, seen as EOF on a close-on-exec pipe (that is how

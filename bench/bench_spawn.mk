@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-only
-# The spawn benchmark (issue 4), included by bench/bench.mk:
+# The spawn benchmark, included by bench/bench.mk:
 #   make bench-spawn    restricted spawn vs bare fork+execve, one ratio
 # BENCH_SPAWN_ROUNDS spawns of each kind (default 2000).
 BENCH_SPAWN_BIN := $(BUILD)/bench/bench_spawn

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
  * bench_start - what the CLI costs as a whole process before and
- * around its work (issue 13 item 6): fork + exec + wait of a
- * do-nothing program, of the bare exec'd killer (bench_barekill), and
+ * around its work (its goal: 2x the bare killer): fork + exec + wait
+ * of a do-nothing program, of the bare exec'd killer (bench_barekill), and
  * of `xl-reaper uid`, `kill` and `status` on an empty DM uid, all
  * interleaved in the same run so that each ratio to the bare killer is
  * taken pair by pair.  $BENCH_START_ALT names a second xl-reaper (an

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
- * bench_stuck - one stuck uid must not hold the host (issue 23): while
+ * bench_stuck - one stuck uid must not hold the host: while
  * N DM uids are stuck (N = 1, 12, 64) and reaped over and over, an
  * unrelated domain's `xl-reaper kill` keeps its p99 within 2x of its
  * p99 on a quiet host, with no lock timeout.

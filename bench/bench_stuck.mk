@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-only
-# bench-stuck (issue 23): while 1, 12 and 64 DM uids are stuck (a task
+# bench-stuck: while 1, 12 and 64 DM uids are stuck (a task
 # in D state on a FUSE request never answered) and reaped over and over,
 # another domain's `xl-reaper kill` keeps its p99 within 2x of the quiet
 # host's, with no lock timeout.  BENCH_STUCK_REPS kills per level (200).

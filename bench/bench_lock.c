@@ -38,7 +38,7 @@ static const char *const load_name[NUM_LOADS] = { "4-sleepers", "racer" };
 typedef struct {
     uint32_t domid;
     pthread_barrier_t *go;
-    uint64_t start_us, end_us; /* absolute, bench_now_us */
+    uint64_t start_us, end_us; /* absolute, xlreaper__now_us */
     uint64_t wait_us, dur_us;
     int rc;
     xlreaper_outcome outcome;
@@ -49,9 +49,9 @@ static int reap_one(xlreaper_ctx *ctx, job *j)
     xlreaper_reap_result res;
 
     xlreaper_reap_result_init(&res);
-    j->start_us = bench_now_us();
+    j->start_us = xlreaper__now_us();
     j->rc = xlreaper_reap(ctx, NULL, j->domid, &res);
-    j->end_us = bench_now_us();
+    j->end_us = xlreaper__now_us();
     j->wait_us = res.lock_wait_us;
     j->dur_us = res.duration_us;
     j->outcome = res.outcome;
@@ -96,7 +96,7 @@ static int run_cli(job *jobs)
                          NULL };
         if (pipe(p) < 0)
             return -1;
-        jobs[i].start_us = bench_now_us();
+        jobs[i].start_us = xlreaper__now_us();
         pids[i] = fork();
         if (pids[i] < 0)
             return -1;
@@ -127,7 +127,7 @@ static int run_cli(job *jobs)
         close(fds[i]);
         while (waitpid(pids[i], &st, 0) < 0 && errno == EINTR)
             ;
-        jobs[i].end_us = bench_now_us();
+        jobs[i].end_us = xlreaper__now_us();
         jobs[i].rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
         jobs[i].wait_us = json_num(bufs[i], "lock_wait_us");
         jobs[i].dur_us = json_num(bufs[i], "duration_us");
@@ -148,7 +148,7 @@ int main(void)
 {
     unsigned reps;
     FILE *csv, *sum;
-    uint64_t start = bench_now_us();
+    uint64_t start = xlreaper__now_us();
     xlreaper_ctx *ctx;
 
     bench_init("bench_lock");
@@ -205,7 +205,7 @@ int main(void)
                  * was timed as the reaps'.  Not before: the racers and
                  * their nurseries would inherit it. */
                 harness_nice(-20);
-                t0 = bench_now_us();
+                t0 = xlreaper__now_us();
                 if (m == L_SEQ) {
                     for (int i = 0; i < NKILL; i++)
                         reap_one(ctx, &jobs[i]);
@@ -215,7 +215,7 @@ int main(void)
                         if (pthread_create(&th[i], NULL, reap_thread,
                                            &jobs[i]))
                             bench_die("pthread_create");
-                    t0 = bench_now_us();
+                    t0 = xlreaper__now_us();
                     pthread_barrier_wait(&go);
                     for (int i = 0; i < NKILL; i++)
                         pthread_join(th[i], NULL);
@@ -223,7 +223,7 @@ int main(void)
                 } else if (run_cli(jobs)) {
                     bench_die("cannot run the CLI");
                 }
-                t1 = bench_now_us();
+                t1 = xlreaper__now_us();
                 harness_nice(0);
                 for (int i = 0; i < NKILL; i++) {
                     bool empty = bench_uid_empty(bench_dm_uid(DOMID0 + i)) == 1;
@@ -274,7 +274,8 @@ int main(void)
     }
     fclose(csv);
     fclose(sum);
-    printf("# bench_lock: %.0f s\n", (double)(bench_now_us() - start) / 1e6);
+    printf("# bench_lock: %.0f s\n",
+           (double)(xlreaper__now_us() - start) / 1e6);
     xlreaper_ctx_free(ctx);
     return 0;
 }

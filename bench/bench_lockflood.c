@@ -140,7 +140,7 @@ static void __attribute__((noreturn)) flood(uid_t uid, unsigned n, int fd)
 static unsigned flooder_start(unsigned n)
 {
     char line[32] = "";
-    uint64_t t0 = bench_now_us();
+    uint64_t t0 = xlreaper__now_us();
     int p[2];
     ssize_t r;
 
@@ -163,7 +163,7 @@ static unsigned flooder_start(unsigned n)
     printf("# the DM of domid %u (pid %ld) holds %u file locks, made in "
            "%.2f s\n",
            FLOOD_DOMID, (long)flooder, (unsigned)strtoul(line, NULL, 10),
-           (double)(bench_now_us() - t0) / 1e6);
+           (double)(xlreaper__now_us() - t0) / 1e6);
     return (unsigned)strtoul(line, NULL, 10);
 }
 
@@ -217,7 +217,7 @@ static void cli_calls(int ph, unsigned reps)
     char *spawn_argv[] = {
         (char *)bench_cli(), "--config", config, "spawn", sd, "--", prog, NULL
     };
-    uint64_t t0 = bench_now_us();
+    uint64_t t0 = xlreaper__now_us();
 
     snprintf(kd, sizeof(kd), "%u", KILL_DOMID);
     snprintf(sd, sizeof(sd), "%u", SPAWN_DOMID);
@@ -234,7 +234,7 @@ static void cli_calls(int ph, unsigned reps)
         double ms;
         int code;
 
-        if (bench_now_us() - t0 > budget_us) {
+        if (xlreaper__now_us() - t0 > budget_us) {
             m[ph][W_KILL].cut = m[ph][W_SPAWN].cut = true;
             break;
         }
@@ -242,7 +242,7 @@ static void cli_calls(int ph, unsigned reps)
         record(ph, W_KILL, r, ms, code);
         code = run_cli(spawn_argv, &ms);
         record(ph, W_SPAWN, r, ms, code);
-        bench_sleep_us(10000); /* calls now and then, not a storm */
+        xlreaper__sleep_us(10000); /* calls now and then, not a storm */
     }
 }
 
@@ -250,7 +250,7 @@ static void cli_calls(int ph, unsigned reps)
 static void census_calls(int ph, unsigned reps)
 {
     measure *x = &m[ph][W_CENSUS];
-    uint64_t t0 = bench_now_us();
+    uint64_t t0 = xlreaper__now_us();
 
     x->wanted = reps;
     for (unsigned r = 0; r < reps; r++) {
@@ -262,16 +262,16 @@ static void census_calls(int ph, unsigned reps)
         bool ended;
         FILE *f;
 
-        if (bench_now_us() - t0 > budget_us) {
+        if (xlreaper__now_us() - t0 > budget_us) {
             x->cut = true;
             break;
         }
-        left = budget_us - (bench_now_us() - t0);
+        left = budget_us - (xlreaper__now_us() - t0);
         snprintf(dir, sizeof(dir), "%s/daemon-%s-%u", bench_tmpdir(),
                  phase_name[ph], r);
         if (mkdir(dir, 0700) < 0)
             bench_die("%s: %s", dir, strerror(errno));
-        s0 = bench_now_us();
+        s0 = xlreaper__now_us();
         if (xlrt_daemon_start(&dm, dir, dconfig, sock))
             bench_die("could not start xl-reaperd");
         ended = xlrt_daemon_wait_log(&dm, needle,
@@ -279,12 +279,12 @@ static void census_calls(int ph, unsigned reps)
         if (!ended) {
             /* Cut: what it took so far is a lower bound, not a time. */
             x->cut = true;
-            x->cut_ms = (double)(bench_now_us() - s0) / 1000.0;
+            x->cut_ms = (double)(xlreaper__now_us() - s0) / 1000.0;
             xlrt_daemon_kill(&dm);
             xlrt_daemon_dispose(&dm);
             break;
         }
-        record(ph, W_CENSUS, r, (double)(bench_now_us() - s0) / 1000.0, 0);
+        record(ph, W_CENSUS, r, (double)(xlreaper__now_us() - s0) / 1000.0, 0);
         f = fopen(dm.log, "re");
         if (f) {
             size_t len = 0;
@@ -339,7 +339,7 @@ static void audit_calls(xlreaper_ctx *ctx, int ph, unsigned reps,
     const char *roots[2] = { walk, NULL };
     measure *x = &m[ph][W_AUDIT];
     xlreaper__audit_hooks h;
-    uint64_t t0 = bench_now_us();
+    uint64_t t0 = xlreaper__now_us();
 
     memset(&h, 0, sizeof(h));
     h.live_domids = hook_live;
@@ -355,7 +355,7 @@ static void audit_calls(xlreaper_ctx *ctx, int ph, unsigned reps,
         uint64_t a0;
         int rc;
 
-        if (bench_now_us() - t0 > budget_us) {
+        if (xlreaper__now_us() - t0 > budget_us) {
             x->cut = true;
             break;
         }
@@ -363,9 +363,9 @@ static void audit_calls(xlreaper_ctx *ctx, int ph, unsigned reps,
         o.deadline_ms = deadline_ms;
         o.setid_timeout_ms = 60000;
         xlreaper_audit_result_init(&res);
-        a0 = bench_now_us();
+        a0 = xlreaper__now_us();
         rc = xlreaper__audit_run(ctx, &o, &h, &res);
-        record(ph, W_AUDIT, r, (double)(bench_now_us() - a0) / 1000.0,
+        record(ph, W_AUDIT, r, (double)(xlreaper__now_us() - a0) / 1000.0,
                rc ? 4 : 0);
         for (unsigned i = 0; i < res.num; i++) {
             const xlreaper_audit_check *c = &res.checks[i];
@@ -377,8 +377,8 @@ static void audit_calls(xlreaper_ctx *ctx, int ph, unsigned reps,
         x->checks = res.num;
         x->unanswered += unanswered;
         x->lock_flags += flags > 0;
-        x->over_deadline +=
-            res.deadline_passed || (bench_now_us() - a0) / 1000u > deadline_ms;
+        x->over_deadline += res.deadline_passed ||
+                            (xlreaper__now_us() - a0) / 1000u > deadline_ms;
         if (r == 0 && unanswered) {
             for (unsigned i = 0; i < res.num; i++)
                 if (res.checks[i].status == XLREAPER_AUDIT_UNKNOWN)
@@ -393,13 +393,13 @@ static void audit_calls(xlreaper_ctx *ctx, int ph, unsigned reps,
 static void measure_all(xlreaper_ctx *ctx, int ph, unsigned reps,
                         unsigned census_reps, unsigned deadline_ms)
 {
-    uint64_t t0 = bench_now_us();
+    uint64_t t0 = xlreaper__now_us();
 
     cli_calls(ph, reps);
     census_calls(ph, census_reps);
     audit_calls(ctx, ph, reps / 10 ? reps / 10 : 1, deadline_ms);
     printf("# %s: measured in %.1f s\n", phase_name[ph],
-           (double)(bench_now_us() - t0) / 1e6);
+           (double)(xlreaper__now_us() - t0) / 1e6);
 }
 
 /* ---------- the report ---------- */

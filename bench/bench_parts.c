@@ -63,7 +63,7 @@ int main(void)
             if (p == P_REAP_TASK &&
                 bench_set_start(&set, uid, BENCH_PROCS, 1, true, NULL))
                 bench_die("cannot start a task");
-            t0 = bench_now_us();
+            t0 = xlreaper__now_us();
             switch (p) {
             case P_BARE:
                 rc = bench_barekill_fork(uid) < 0;
@@ -97,7 +97,7 @@ int main(void)
                 break;
             }
             }
-            t1 = bench_now_us();
+            t1 = xlreaper__now_us();
             if (rc)
                 bench_die("%s failed (%d)", part_name[p], rc);
             if (p == P_REAP_TASK && bench_set_stop(&set, 10000000u))

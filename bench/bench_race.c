@@ -141,7 +141,7 @@ operator_child(int m, uid_t uid, pid_t pgid, uint64_t deadline, int wfd)
 
     if (syscall(SYS_setresuid, BENCH_PET, uid, 0))
         _exit(3);
-    while (bench_now_us() < deadline) {
+    while (xlreaper__now_us() < deadline) {
         iters++;
         if (m == M_PKILL) {
             char *argv[] = { "/usr/bin/pkill", "-9", "-U", uidstr, NULL };
@@ -173,7 +173,7 @@ operator_child(int m, uid_t uid, pid_t pgid, uint64_t deadline, int wfd)
 
 static int run_operator(int m, uid_t uid, pid_t pgid, verdict *v)
 {
-    uint64_t t0 = bench_now_us();
+    uint64_t t0 = xlreaper__now_us();
     int p[2], status;
     pid_t pid;
 
@@ -191,7 +191,7 @@ static int run_operator(int m, uid_t uid, pid_t pgid, verdict *v)
     while (waitpid(pid, &status, 0) < 0)
         if (errno != EINTR)
             return -1;
-    v->us = bench_now_us() - t0;
+    v->us = xlreaper__now_us() - t0;
     if (!WIFEXITED(status) || WEXITSTATUS(status) > 1)
         return -1;
     v->claimed = WEXITSTATUS(status) == 0;
@@ -215,7 +215,7 @@ static int cgroup_populated(int fd)
 static int run_cgroup(verdict *v)
 {
     char path[300];
-    uint64_t t0 = bench_now_us();
+    uint64_t t0 = xlreaper__now_us();
     int kfd, efd, rc = -1;
 
     snprintf(path, sizeof(path), "%s/cgroup.kill", cgroup);
@@ -235,13 +235,13 @@ static int run_cgroup(verdict *v)
             v->claimed = true;
             break;
         }
-        if (bench_now_us() - t0 > budget_us)
+        if (xlreaper__now_us() - t0 > budget_us)
             break;
-        bench_sleep_us(20);
+        xlreaper__sleep_us(20);
     }
     rc = 0;
 out:
-    v->us = bench_now_us() - t0;
+    v->us = xlreaper__now_us() - t0;
     if (kfd >= 0)
         close(kfd);
     if (efd >= 0)
@@ -281,11 +281,11 @@ static int run_method(int m, const bench_set *s, verdict *v)
     }
     case M_LIB: {
         xlreaper_reap_result res;
-        uint64_t t0 = bench_now_us();
+        uint64_t t0 = xlreaper__now_us();
         int rc;
         xlreaper_reap_result_init(&res);
         rc = xlreaper_reap(ctx, NULL, DOMID, &res);
-        v->us = bench_now_us() - t0;
+        v->us = xlreaper__now_us() - t0;
         v->claimed = rc == 0;
         v->iters = res.rounds;
         xlreaper_reap_result_dispose(&res);
@@ -329,7 +329,7 @@ static tally tallies[NUM_RACERS][NUM_METHODS];
 static bool truly_dead(const bench_set *s, uint64_t births_at_verdict,
                        uint64_t *after_r)
 {
-    uint64_t t0 = bench_now_us();
+    uint64_t t0 = xlreaper__now_us();
     bool dead = false;
 
     for (;;) {
@@ -338,10 +338,9 @@ static bool truly_dead(const bench_set *s, uint64_t births_at_verdict,
             dead = true;
             break;
         }
-        if (b - births_at_verdict >= 10 ||
-            bench_now_us() - t0 > 1000000u)
+        if (b - births_at_verdict >= 10 || xlreaper__now_us() - t0 > 1000000u)
             break;
-        bench_sleep_us(1000);
+        xlreaper__sleep_us(1000);
     }
     *after_r = __atomic_load_n(s->births, __ATOMIC_RELAXED) -
                births_at_verdict;
@@ -437,7 +436,7 @@ int main(void)
                     "births_after,iters");
     for (int m = 0; m < NUM_METHODS; m++)
         order[m] = m;
-    start = bench_now_us();
+    start = xlreaper__now_us();
 
     for (unsigned t = 0; t < trials; t++) {
         for (int r = 0; r < NUM_RACERS; r++) {
@@ -490,7 +489,7 @@ int main(void)
         }
         if ((t + 1) % 10 == 0)
             fprintf(stderr, "bench_race: %u/%u rounds, %.0f s\n", t + 1,
-                    trials, (double)(bench_now_us() - start) / 1e6);
+                    trials, (double)(xlreaper__now_us() - start) / 1e6);
     }
     fclose(csv);
 
@@ -594,7 +593,8 @@ int main(void)
     }
     fclose(sum);
     fclose(goal);
-    printf("# bench_race: %.0f s\n", (double)(bench_now_us() - start) / 1e6);
+    printf("# bench_race: %.0f s\n",
+           (double)(xlreaper__now_us() - start) / 1e6);
     xlreaper_ctx_free(ctx);
     return 0;
 }

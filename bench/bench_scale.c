@@ -52,7 +52,7 @@ typedef struct {
 /* Kills uid's set once with method k; -1 if the method failed. */
 static int kill_once(int k, uid_t uid, one_kill *o)
 {
-    uint64_t t0 = bench_now_us();
+    uint64_t t0 = xlreaper__now_us();
     int64_t w;
 
     memset(o, 0, sizeof(*o));
@@ -66,7 +66,7 @@ static int kill_once(int k, uid_t uid, one_kill *o)
         int rc;
         xlreaper_reap_result_init(&res);
         rc = xlreaper_reap(ctx, NULL, DOMID, &res);
-        o->us = (int64_t)(bench_now_us() - t0);
+        o->us = (int64_t)(xlreaper__now_us() - t0);
         o->seen = res.tasks_seen;
         o->rounds = res.rounds;
         o->outcome = outcome_name(res.outcome);
@@ -87,7 +87,7 @@ static int kill_once(int k, uid_t uid, one_kill *o)
     }
     /* Our own verdict: the kernel counts nothing under uid. */
     w = bench_wait_empty(uid, 60000000u, 500);
-    o->empty_us = w < 0 ? -1 : (int64_t)(bench_now_us() - t0);
+    o->empty_us = w < 0 ? -1 : (int64_t)(xlreaper__now_us() - t0);
     return 0;
 }
 
@@ -240,7 +240,7 @@ static void no_nursery(FILE *sum)
                 char pet[16], us[16];
                 char *argv[] = { (char *)bench_prog("bench_barekill"), pet,
                                  us, NULL };
-                uint64_t t0 = bench_now_us();
+                uint64_t t0 = xlreaper__now_us();
                 int64_t w;
                 int st;
 
@@ -252,7 +252,7 @@ static void no_nursery(FILE *sum)
                 if (o.us < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
                     bench_die("bench_barekill failed");
                 w = bench_wait_empty(uid, 60000000u, 500);
-                o.empty_us = w < 0 ? -1 : (int64_t)(bench_now_us() - t0);
+                o.empty_us = w < 0 ? -1 : (int64_t)(xlreaper__now_us() - t0);
             } else if (kill_once(k, uid, &o)) {
                 bench_die("kill failed");
             }
@@ -277,7 +277,7 @@ int main(void)
     static const unsigned byst[] = { 0, 1000, 10000 };
     static const bench_kind kinds[] = { BENCH_PROCS, BENCH_THREADS };
     unsigned max_n = bench_env("SCALE_MAX", 10000);
-    uint64_t start = bench_now_us();
+    uint64_t start = xlreaper__now_us();
     FILE *sum, *agg;
 
     bench_init("bench_scale");
@@ -373,7 +373,8 @@ int main(void)
     no_nursery(sum);
     fclose(sum);
     fclose(csv);
-    printf("# bench_scale: %.0f s\n", (double)(bench_now_us() - start) / 1e6);
+    printf("# bench_scale: %.0f s\n",
+           (double)(xlreaper__now_us() - start) / 1e6);
     xlreaper_ctx_free(ctx);
     return 0;
 }

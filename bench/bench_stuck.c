@@ -167,7 +167,7 @@ int main(void)
                 sweeper(n, swp[1]);
             }
             close(swp[1]);
-            bench_sleep_us(500000); /* the sweep is under way */
+            xlreaper__sleep_us(500000); /* the sweep is under way */
         }
         for (unsigned r = 0; r < reps; r++) {
             char *argv[] = { (char *)bench_cli(), "--config", config, "kill",
@@ -182,7 +182,7 @@ int main(void)
             fails[l] += code != 0;
             locks[l] += code == 2;
             fprintf(csv, "%u,%u,%lld,%d\n", n, r, (long long)us, code);
-            bench_sleep_us(10000); /* kills now and then, not a storm */
+            xlreaper__sleep_us(10000); /* kills now and then, not a storm */
         }
         if (n) {
             char line[64] = "";

@@ -48,25 +48,6 @@ static int register_set(bench_set *s)
     return -1;
 }
 
-/* ---------- the clock ---------- */
-
-uint64_t bench_now_us(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
-void bench_sleep_us(uint64_t us)
-{
-    struct timespec ts = { .tv_sec = us / 1000000u,
-                           .tv_nsec = (long)(us % 1000000u) * 1000 };
-
-    while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
-        ;
-}
-
 /* ---------- the kernel's count ---------- */
 
 /* Our own kernel count (tests/lib/xlrt_kcount.c), so that a benchmark's
@@ -88,16 +69,16 @@ long bench_kernel_count(uid_t uid)
 
 int64_t bench_wait_empty(uid_t uid, uint64_t timeout_us, uint64_t poll_us)
 {
-    uint64_t start = bench_now_us();
+    uint64_t start = xlreaper__now_us();
 
     for (;;) {
         int e = bench_uid_empty(uid);
-        uint64_t now = bench_now_us();
+        uint64_t now = xlreaper__now_us();
         if (e == 1)
             return (int64_t)(now - start);
         if (e < 0 || now - start >= timeout_us)
             return -1;
-        bench_sleep_us(poll_us);
+        xlreaper__sleep_us(poll_us);
     }
 }
 
@@ -105,7 +86,7 @@ int64_t bench_wait_empty(uid_t uid, uint64_t timeout_us, uint64_t poll_us)
 
 int64_t bench_barekill_fork(uid_t uid)
 {
-    uint64_t t0 = bench_now_us();
+    uint64_t t0 = xlreaper__now_us();
     pid_t pid = fork();
     int status;
 
@@ -122,7 +103,7 @@ int64_t bench_barekill_fork(uid_t uid)
             return -1;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         return -1;
-    return (int64_t)(bench_now_us() - t0);
+    return (int64_t)(xlreaper__now_us() - t0);
 }
 
 int64_t bench_run(char *const argv[], char *out, size_t outlen,
@@ -141,7 +122,7 @@ int64_t bench_run(char *const argv[], char *out, size_t outlen,
         if (devnull < 0)
             return -1;
     }
-    t0 = bench_now_us();
+    t0 = xlreaper__now_us();
     pid = fork();
     if (pid < 0)
         return -1;
@@ -176,7 +157,7 @@ int64_t bench_run(char *const argv[], char *out, size_t outlen,
             return -1;
     if (status_r)
         *status_r = status;
-    return (int64_t)(bench_now_us() - t0);
+    return (int64_t)(xlreaper__now_us() - t0);
 }
 
 /* ---------- task sets ---------- */
@@ -334,14 +315,14 @@ int bench_set_start(bench_set *s, uid_t uid, bench_kind kind, unsigned n,
             ;
     }
     if (racer) {
-        uint64_t t0 = bench_now_us();
+        uint64_t t0 = xlreaper__now_us();
         while (__atomic_load_n(births, __ATOMIC_RELAXED) < 50) {
-            if (bench_now_us() - t0 > 30000000u) {
+            if (xlreaper__now_us() - t0 > 30000000u) {
                 fprintf(stderr, "bench: the racer of uid %u does not "
                                 "race\n", (unsigned)uid);
                 goto fail;
             }
-            bench_sleep_us(200);
+            xlreaper__sleep_us(200);
         }
     } else if (read_full(info[0], &ready, 1) != 1) {
         fprintf(stderr, "bench: %u %s under uid %u did not start\n", n,
@@ -359,7 +340,7 @@ fail:
 
 int bench_set_stop(bench_set *s, uint64_t timeout_us)
 {
-    uint64_t t0 = bench_now_us();
+    uint64_t t0 = xlreaper__now_us();
     int status;
 
     for (;;) {
@@ -368,11 +349,11 @@ int bench_set_stop(bench_set *s, uint64_t timeout_us)
         bench_barekill_fork(s->uid);
         if (bench_wait_empty(s->uid, 200000u, 1000u) >= 0)
             break;
-        if (bench_now_us() - t0 > timeout_us) {
+        if (xlreaper__now_us() - t0 > timeout_us) {
             fprintf(stderr,
                     "bench: uid %u still has %ld task(s) after %.1f s\n",
                     (unsigned)s->uid, bench_kernel_count(s->uid),
-                    (double)(bench_now_us() - t0) / 1e6);
+                    (double)(xlreaper__now_us() - t0) / 1e6);
             return -1;
         }
     }

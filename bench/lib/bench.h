@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
- * bench.h - what the benchmarks share: clock and statistics, CSV, the
+ * bench.h - what the benchmarks share: statistics, CSV, the
  * machine line, task sets under a uid (in a child-subreaper nursery),
  * the kernel's own count of a uid's tasks, the bare uid kill, and
  * pid_max.  Like the test helpers, it talks to the kernel directly and
@@ -21,6 +21,7 @@
 #include <sys/types.h>
 
 #include "xlreaper.h"
+#include "xlreaper_internal.h"
 
 #define BENCH_UID_BASE 7000000u
 #define BENCH_PET BENCH_UID_BASE
@@ -59,10 +60,11 @@ const char *bench_machine(void);
 xlreaper_ctx *bench_ctx(void);
 xentoollog_logger *bench_logger(void);
 
-/* ---------- clock, statistics ---------- */
+/* ---------- statistics ---------- */
 
-uint64_t bench_now_us(void);
-void bench_sleep_us(uint64_t us);
+/* The clock is the library's (xlreaper__now_us, xlreaper__sleep_us), so
+ * that a benchmark times with the clock the library's own deadlines
+ * use. */
 
 typedef struct {
     double *v;

@@ -42,6 +42,7 @@ endif
 -include bench/bench_stuck.mk
 -include bench/bench_audit.mk
 -include bench/bench_lockflood.mk
+-include bench/bench_compare.mk
 BENCH_EXTRA := $(if $(wildcard bench/bench_spawn.mk),bench-spawn) \
 	$(if $(wildcard bench/bench_daemon.mk),bench-daemon bench-daemon-faults) \
 	$(if $(wildcard bench/bench_stuck.mk),bench-stuck) \

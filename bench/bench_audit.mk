@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: LGPL-2.1-only
-# The audit benchmark (issue 24), included by bench/bench.mk:
+# The audit benchmark, included by bench/bench.mk:
 #   make bench-audit   the audit of a host with 64 live DMs, before
-#                      issue 24 (BENCH_AUDIT_BASE: the tree it was
-#                      rebased on, today's audit) and now, one after the
+#                      its one /proc reader per audit
+#                      (BENCH_AUDIT_BASE: the tree that change was
+#                      rebased on) and now, one after the
 #                      other in the same run; BENCH_AUDIT_REPS audits each
 #                      (default 100: a p99 of its own, not the max).
 BENCH_AUDIT_BIN := $(BUILD)/bench/bench_audit
@@ -14,16 +15,11 @@ $(BENCH_AUDIT_BIN): $(call obj,bench/bench_audit.c) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lpthread
 
-# The library as it was at BENCH_AUDIT_BASE, from git, and the same
-# benchmark source built against it (its headers first).
+# The library as it was at BENCH_AUDIT_BASE (bench_compare.mk's
+# bench_rev_tree), and the same benchmark source built against it.
 $(BENCH_AUDIT_OLD)/bench_audit: bench/bench_audit.c
-	rm -rf $(BENCH_AUDIT_OLD) && mkdir -p $(BENCH_AUDIT_OLD)/src
-	git archive $(BENCH_AUDIT_BASE) | tar -x -C $(BENCH_AUDIT_OLD)/src
-	$(MAKE) -s -C $(BENCH_AUDIT_OLD)/src NODEPS=1 build/lib/libxlreaper.a
-	$(CC) -I$(BENCH_AUDIT_OLD)/src/tools/libxl-reaper/include \
-		-I$(BENCH_AUDIT_OLD)/src/tools/libxl-reaper \
-		$(addprefix -I$(BENCH_AUDIT_OLD)/src/tools/libxl-reaper/,$(LIB_DIRS)) \
-		$(CFLAGS_ALL) \
+	$(call bench_rev_tree,$(BENCH_AUDIT_BASE),$(BENCH_AUDIT_OLD),build/lib/libxlreaper.a)
+	$(CC) $(call bench_rev_cflags,$(BENCH_AUDIT_OLD)) \
 		-o $@ $< $(BENCH_AUDIT_OLD)/src/build/lib/libxlreaper.a \
 		$(LDFLAGS_ALL) $(PKG_LIBS) -lpthread
 

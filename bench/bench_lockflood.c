@@ -26,7 +26,9 @@
  *
  * Goal: each p99 (census: the median) under the flood at most 2x its
  * quiet one, no lock timeout, and the audit within its deadline with
- * every check answered.  The config is the default otherwise
+ * every check answered and the DM's locks flagged (a check named
+ * "...lock..." that fails, or a failure whose reason says "file lock").
+ * The calls run one after another: no other reaper runs meanwhile.  The config is the default otherwise
  * (lock_timeout_ms 10000), so a lock timeout shows as exit 2.
  *
  * A flooded measurement may take seconds per call on a lock that reads
@@ -75,7 +77,8 @@ typedef struct {
     double cut_ms; /* a call the budget ended: how long it had run */
     /* census: the daemon's own figure; audit: its answers */
     bench_samples own_ms;
-    unsigned over_deadline, unanswered, lock_flags, checks;
+    unsigned over_deadline, lock_flags, checks;
+    unsigned unanswered; /* the most checks one audit could not make */
 } measure;
 
 static measure m[NUM_PHASE][NUM_WHAT];
@@ -375,7 +378,8 @@ static void audit_calls(xlreaper_ctx *ctx, int ph, unsigned reps,
                 (strstr(c->name, "lock") || strstr(c->reason, "file lock"));
         }
         x->checks = res.num;
-        x->unanswered += unanswered;
+        if (unanswered > x->unanswered)
+            x->unanswered = unanswered;
         x->lock_flags += flags > 0;
         x->over_deadline += res.deadline_passed ||
                             (xlreaper__now_us() - a0) / 1000u > deadline_ms;
@@ -421,15 +425,19 @@ static const char *ge(int ph, int w)
     return !m[ph][w].ms.n && m[ph][w].cut ? ">=" : "";
 }
 
+/* kill, spawn, census: at most 2x quiet.  The audit: within its
+ * deadline, no check unanswered that the quiet audit answered, and the
+ * DM's locks flagged in every audit; not 2x quiet, since counting the
+ * DM's locks is work the quiet audit does not have. */
 static bool goal_met(int w)
 {
     const measure *q = &m[P_QUIET][w], *f = &m[P_FLOOD][w];
-    bool ok = f->calls && !f->cut && !f->lock_timeouts && !f->failed &&
-              figure(P_FLOOD, w) <= 2.0 * figure(P_QUIET, w);
+    bool ok = f->calls && !f->cut && !f->lock_timeouts && !f->failed;
 
     if (w == W_AUDIT)
-        ok = ok && !f->over_deadline && f->unanswered <= q->unanswered;
-    return ok;
+        return ok && !f->over_deadline && f->unanswered <= q->unanswered &&
+               f->lock_flags == f->calls;
+    return ok && figure(P_FLOOD, w) <= 2.0 * figure(P_QUIET, w);
 }
 
 static void write_summary(unsigned locks, unsigned deadline_ms)
@@ -465,8 +473,9 @@ static void write_summary(unsigned locks, unsigned deadline_ms)
         }
         if (w == W_AUDIT)
             snprintf(extra, sizeof(extra),
-                     "; over the deadline %u/%u, checks unanswered %u quiet "
-                     "/ %u flood, the DM's locks flagged in %u/%u",
+                     "; over the deadline %u/%u, at most %u checks "
+                     "unanswered quiet, %u flood; the DM's locks flagged in "
+                     "%u/%u",
                      f->over_deadline, f->calls, q->unanswered, f->unanswered,
                      f->lock_flags, f->calls);
         fprintf(sum,

@@ -17,7 +17,10 @@
 #   flock /tmp/xlr-tests.lock make bench-compare BASE=main
 # Knobs (environment): BENCH_COMPARE_PAIRS (3), BENCH_COMPARE_FLOOD_PAIRS
 # (2), and each benchmark's own (bench/compare sets short runs unless
-# they are set).  ~10 min when both builds are quick under the flood.
+# they are set); BENCH_COMPARE_REREAD=DIR sums up an earlier compare's
+# runs again without running anything.  main against itself took 7 min
+# on the 2-core development host, with both builds slow under the flood
+# (each flooded measurement stops after 20 s).
 
 # $(call bench_rev_tree,REV,DIR,TARGETS): REV's tree from git in
 # DIR/src and TARGETS built there by REV's own Makefile.
@@ -34,38 +37,37 @@ bench_rev_cflags = -I$(1)/src/tools/libxl-reaper/include \
 	-Ibench/lib -Itests/lib $(CFLAGS_ALL)
 
 BASE ?= main
-BENCH_CMP_REV = $(shell git rev-parse --short=12 --verify -q '$(BASE)^{commit}')
-BENCH_CMP_DIR = $(BUILD)/bench-compare/$(BENCH_CMP_REV)
+BENCH_CMP_REV := $(shell git rev-parse --short=12 --verify -q '$(BASE)^{commit}' 2>/dev/null)
+BENCH_CMP_DIR := $(BUILD)/bench-compare/$(BENCH_CMP_REV)
 BENCH_CMP_BENCHES := race spawn stuck lockflood
+BENCH_CMP_BINS := $(patsubst %,$(BENCH_CMP_DIR)/bench/bench_%,$(BENCH_CMP_BENCHES))
 # What each benchmark runs, built by the tree's own Makefile.
 BENCH_CMP_TARGETS := build/lib/libxlreaper.a build/bin/xl-reaper \
 	build/bin/xl-reaperd build/tests/progs/fuse_holder \
 	build/tests/progs/fake_xenstored build/tests/progs/spawn_probe \
 	build/bench/progs/bench_tasks build/bench/progs/bench_racer \
 	build/bench/progs/bench_barekill build/bench/progs/bench_true
-BENCH_CMP_SRCS = bench/lib/bench.c tests/lib/xlrt_kcount.c \
-	$(if $(filter lockflood,$(1)),tests/lib/xlrt_daemon.c)
+BENCH_CMP_LIBSRCS := bench/lib/bench.c tests/lib/xlrt_kcount.c \
+	tests/lib/xlrt_daemon.c
+
+# The base's tree, once per commit (the directory is named after it).
+$(BENCH_CMP_DIR)/.built:
+	@test -n "$(BENCH_CMP_REV)" || { echo "bench-compare: BASE=$(BASE) is not a commit" >&2; exit 1; }
+	$(call bench_rev_tree,$(BENCH_CMP_REV),$(BENCH_CMP_DIR),$(BENCH_CMP_TARGETS))
+	echo $(BENCH_CMP_REV) >$@
+
+# The head's benchmark sources against the base's library.
+$(BENCH_CMP_DIR)/bench/bench_%: bench/bench_%.c $(BENCH_CMP_LIBSRCS) \
+		bench/lib/bench.h $(BENCH_CMP_DIR)/.built
+	@mkdir -p $(@D)
+	$(CC) $(call bench_rev_cflags,$(BENCH_CMP_DIR)) -o $@ $< \
+		$(BENCH_CMP_LIBSRCS) $(BENCH_CMP_DIR)/src/build/lib/libxlreaper.a \
+		$(LDFLAGS_ALL) $(PKG_LIBS) -lpthread -lm
 
 .PHONY: bench-compare bench-compare-build
-bench-compare-build: $(foreach b,$(BENCH_CMP_BENCHES),$(BUILD)/bench/bench_$(b)) \
-		$(BENCH_LOCKFLOOD_NEEDS) $(BENCH_STUCK) $(BENCH_SPAWN_BIN) \
-		$(BUILD)/tests/progs/fuse_holder $(BUILD)/tests/progs/spawn_probe
-	@test -n "$(BENCH_CMP_REV)" || { echo "bench-compare: BASE=$(BASE) is not a commit" >&2; exit 1; }
-	@if ! test "$$(cat $(BENCH_CMP_DIR)/.built 2>/dev/null)" = "$(BENCH_CMP_REV)"; then \
-		$(MAKE) --no-print-directory bench-compare-base; fi
-
-# The base: its tree, once per commit (.built names the commit), and
-# the head's benchmarks against its library.
-.PHONY: bench-compare-base
-bench-compare-base:
-	$(call bench_rev_tree,$(BENCH_CMP_REV),$(BENCH_CMP_DIR),$(BENCH_CMP_TARGETS))
-	mkdir -p $(BENCH_CMP_DIR)/bench
-	$(foreach b,$(BENCH_CMP_BENCHES),$(CC) $(call bench_rev_cflags,$(BENCH_CMP_DIR)) \
-		-o $(BENCH_CMP_DIR)/bench/bench_$(b) bench/bench_$(b).c \
-		$(call BENCH_CMP_SRCS,$(b)) \
-		$(BENCH_CMP_DIR)/src/build/lib/libxlreaper.a \
-		$(LDFLAGS_ALL) $(PKG_LIBS) -lpthread -lm &&) true
-	echo $(BENCH_CMP_REV) >$(BENCH_CMP_DIR)/.built
+bench-compare-build: $(patsubst %,$(BUILD)/bench/bench_%,$(BENCH_CMP_BENCHES)) \
+		$(BENCH_LOCKFLOOD_NEEDS) $(BUILD)/tests/progs/fuse_holder \
+		$(BUILD)/tests/progs/spawn_probe $(BENCH_CMP_BINS)
 
 bench-compare: bench-compare-build
 	mkdir -p $(BENCH_RESULTS)

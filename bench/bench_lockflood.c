@@ -591,10 +591,15 @@ int main(void)
                figure(P_FLOOD, w) / figure(P_QUIET, w), q->failed + fl->failed,
                q->lock_timeouts + fl->lock_timeouts, fl->cut ? " cut" : "");
     }
+    /* For bench/compare: "bound" when the budget ended the only call
+     * (the figure is how long it had run), "short" when it ended the
+     * calls before all were made. */
     for (int w = 0; w < NUM_WHAT; w++)
         printf("metric lockflood.%s quiet %.3f flood %.3f%s\n", what_name[w],
                figure(P_QUIET, w), figure(P_FLOOD, w),
-               m[P_FLOOD][w].cut ? " cut" : "");
+               *ge(P_FLOOD, w)     ? " bound"
+               : m[P_FLOOD][w].cut ? " short"
+                                   : "");
     write_summary(locks, deadline_ms);
     for (int w = 0; w < NUM_WHAT; w++)
         for (int ph = 0; ph < NUM_PHASE; ph++) {

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "xlrt_fuse.h"
 
 #define DOMID0 200u      /* the stuck ones: DOMID0 .. DOMID0 + N - 1 */
 #define OTHER_DOMID 300u /* the unrelated domain that is killed */
@@ -75,50 +76,18 @@ static void __attribute__((noreturn)) sweeper(unsigned n, int fd)
     _exit(0);
 }
 
-/* fuse_holder for the first n stuck uids; its stdin in *in_r. */
-static pid_t holder_start(unsigned n, int *in_r)
+/* fuse_holder for the first n stuck uids (tests/lib/xlrt_fuse.c). */
+static void holder_start(unsigned n, xlrt_fuse_holder *h)
 {
-    char *argv[2 + 64];
-    char args[64][16], line[4096], prog[512];
-    int in[2], out[2];
-    size_t got = 0;
-    ssize_t r;
-    pid_t p;
+    uid_t uids[64];
+    char prog[512];
 
     snprintf(prog, sizeof(prog), "%s/tests/progs/fuse_holder",
              getenv("BENCH_BUILD") ? getenv("BENCH_BUILD") : "build");
-    argv[0] = prog;
-    for (unsigned i = 0; i < n; i++) {
-        snprintf(args[i], sizeof(args[i]), "%u",
-                 (unsigned)bench_dm_uid(DOMID0 + i));
-        argv[1 + i] = args[i];
-    }
-    argv[1 + n] = NULL;
-    if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0)
-        bench_die("pipe: %s", strerror(errno));
-    p = fork();
-    if (p < 0)
-        bench_die("fork: %s", strerror(errno));
-    if (p == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    while (got < sizeof(line) - 1 &&
-           (r = read(out[0], line + got, sizeof(line) - 1 - got)) > 0) {
-        got += (size_t)r;
-        if (memchr(line, '\n', got))
-            break;
-    }
-    close(out[0]);
-    line[got] = '\0';
-    if (strncmp(line, "ready", 5))
+    for (unsigned i = 0; i < n; i++)
+        uids[i] = bench_dm_uid(DOMID0 + i);
+    if (xlrt_fuse_holder_start(h, prog, uids, n, NULL, 0))
         bench_die("fuse_holder did not hold %u uid(s) stuck", n);
-    *in_r = in[1];
-    return p;
 }
 
 int main(void)
@@ -152,11 +121,12 @@ int main(void)
            "p50 ms", "p99 ms", "max ms", "fail", "lock", "reaps");
     for (unsigned l = 0; l < NLEVELS; l++) {
         unsigned n = levels[l];
-        pid_t holder = -1, sw = -1;
-        int holder_in = -1, swp[2] = { -1, -1 };
+        xlrt_fuse_holder holder = { -1, -1 };
+        int swp[2] = { -1, -1 };
+        pid_t sw = -1;
 
         if (n) {
-            holder = holder_start(n, &holder_in);
+            holder_start(n, &holder);
             if (pipe(swp) < 0)
                 bench_die("pipe: %s", strerror(errno));
             sw = fork();
@@ -195,8 +165,7 @@ int main(void)
             sscanf(line, "%u %u", &reaps[l], &odd[l]);
             close(swp[0]);
             waitpid(sw, NULL, 0);
-            close(holder_in);
-            waitpid(holder, NULL, 0);
+            xlrt_fuse_holder_stop(&holder);
         }
         printf("%-10u %8u %10.2f %10.2f %10.2f %6u %6u %8u\n", n, reps,
                bench_median(&s[l]), bench_q(&s[l], 0.99),

@@ -6,7 +6,8 @@
 # Included by bench/bench.mk; `make bench` runs it after the others.
 BENCH_STUCK := $(BUILD)/bench/bench_stuck
 
-$(BENCH_STUCK): $(call obj,bench/bench_stuck.c) $(BENCH_LIB_OBJS) $(LIB_A)
+$(BENCH_STUCK): $(call obj,bench/bench_stuck.c tests/lib/xlrt_fuse.c) \
+		$(BENCH_LIB_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lpthread -lm
 

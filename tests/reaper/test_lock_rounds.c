@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "xlrt_fuse.h"
 #include "xlrt_rsuite.h"
 #include "xlreaper_internal.h"
 
@@ -29,9 +30,8 @@
 
 static struct {
     xlrt_rsuite r;
-    pid_t holder;  /* fuse_holder, our child */
-    int holder_in; /* its stdin: closing it ends it */
-} S = { .holder = -1, .holder_in = -1 };
+    xlrt_fuse_holder holder;
+} S = { .holder = { -1, -1 } };
 
 static int suite_setup(void **state)
 {
@@ -53,12 +53,7 @@ static int suite_teardown(void **state)
 
 static void holder_stop(void)
 {
-    if (S.holder_in >= 0)
-        close(S.holder_in);
-    S.holder_in = -1;
-    if (S.holder > 0)
-        waitpid(S.holder, NULL, 0);
-    S.holder = -1;
+    xlrt_fuse_holder_stop(&S.holder);
 }
 
 static int test_teardown(void **state)
@@ -72,38 +67,14 @@ static int test_teardown(void **state)
 /* One task of uid stuck on an unanswered FUSE request, or a skip. */
 static pid_t holder_start(uid_t uid)
 {
-    char path[512], arg[16], line[128];
-    int in[2], out[2];
-    ssize_t r;
-    size_t got = 0;
+    char path[512], line[128];
     int pid = -1;
 
     if (access("/dev/fuse", R_OK | W_OK) < 0)
         skip(); /* no FUSE on this host: no stuck task to make */
     snprintf(path, sizeof(path), "%s/fuse_holder", xlrt_progs_dir());
-    snprintf(arg, sizeof(arg), "%u", (unsigned)uid);
-    assert_int_equal(pipe2(in, O_CLOEXEC), 0);
-    assert_int_equal(pipe2(out, O_CLOEXEC), 0);
-    S.holder = fork();
-    assert_true(S.holder >= 0);
-    if (S.holder == 0) {
-        dup2(in[0], 0);
-        dup2(out[1], 1);
-        execl(path, path, arg, (char *)NULL);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    S.holder_in = in[1];
-    while (got < sizeof(line) - 1 &&
-           (r = read(out[0], line + got, sizeof(line) - 1 - got)) > 0) {
-        got += (size_t)r;
-        if (memchr(line, '\n', got))
-            break;
-    }
-    close(out[0]);
-    line[got] = '\0';
-    if (sscanf(line, "ready %d", &pid) != 1)
+    if (xlrt_fuse_holder_start(&S.holder, path, &uid, 1, line, sizeof(line)) ||
+        sscanf(line, "ready %d", &pid) != 1)
         fail_msg("fuse_holder did not start: \"%s\"", line);
     return pid;
 }

@@ -13,7 +13,9 @@
 # BENCH_SLOW_INIT (bench_race),
 # BENCH_REPS (bench_scale), BENCH_LOCK_REPS (bench_lock),
 # BENCH_START_REPS and BENCH_START_ALT (another xl-reaper, bench_start),
-# BENCH_STUCK_REPS (bench_stuck).
+# BENCH_STUCK_REPS (bench_stuck), BENCH_FLOOD_LOCKS, BENCH_FLOOD_REPS,
+# BENCH_FLOOD_CENSUS_REPS, BENCH_FLOOD_BUDGET_S and
+# BENCH_FLOOD_AUDIT_DEADLINE_MS (bench_lockflood).
 
 BENCH_MINE := scale parts race lock start
 BENCH_BINS := $(patsubst %,$(BUILD)/bench/bench_%,$(BENCH_MINE))
@@ -34,6 +36,10 @@ export BENCH_BYST_MAX ?= 1000
 export BENCH_LOCK_REPS ?= 1
 export BENCH_PARTS_REPS ?= 30
 export BENCH_START_REPS ?= 30
+export BENCH_FLOOD_LOCKS ?= 20000
+export BENCH_FLOOD_REPS ?= 10
+export BENCH_FLOOD_CENSUS_REPS ?= 1
+export BENCH_FLOOD_BUDGET_S ?= 20
 endif
 
 # The spawn and daemon helpers' benchmarks, when their fragments are in.

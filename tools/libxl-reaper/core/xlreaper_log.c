@@ -10,23 +10,48 @@
 
 #include "xlreaper_internal.h"
 
-void xlreaper__log(const xlreaper_ctx *ctx, xentoollog_level level,
-                   int errnoval, const char *func, const char *fmt, ...)
+/* Lines are cut at 2048 bytes: a daemon's event line (xl-reaperd logs
+ * each one) is a whole reap result. */
+static void vlog(const xlreaper_ctx *ctx, xentoollog_level level, int errnoval,
+                 const char *func, const char *fmt, va_list al)
 {
-    char msg[1024];
-    va_list al;
+    char msg[2048];
     int esave = errno;
 
-    va_start(al, fmt);
     vsnprintf(msg, sizeof(msg), fmt, al);
-    va_end(al);
     /* Debug lines carry the function, as libxl's do; the rest are for
      * operators and say only what happened. */
-    if (level <= XTL_DETAIL)
+    if (func && level <= XTL_DETAIL)
         xtl_log(ctx->lg, level, errnoval, ctx->progname, "%s: %s", func, msg);
     else
         xtl_log(ctx->lg, level, errnoval, ctx->progname, "%s", msg);
     errno = esave;
+}
+
+void xlreaper__log(const xlreaper_ctx *ctx, xentoollog_level level,
+                   int errnoval, const char *func, const char *fmt, ...)
+{
+    va_list al;
+
+    va_start(al, fmt);
+    vlog(ctx, level, errnoval, func, fmt, al);
+    va_end(al);
+}
+
+void xlreaper_log(const xlreaper_ctx *ctx, xentoollog_level level,
+                  int errnoval, const char *fmt, ...)
+{
+    va_list al;
+
+    va_start(al, fmt);
+    vlog(ctx, level, errnoval, NULL, fmt, al);
+    va_end(al);
+}
+
+void xlreaper_vlog(const xlreaper_ctx *ctx, xentoollog_level level,
+                   int errnoval, const char *fmt, va_list al)
+{
+    vlog(ctx, level, errnoval, NULL, fmt, al);
 }
 
 const char *xlreaper_strerror(int rc)

@@ -24,6 +24,11 @@ struct timespec xlreaper__timespec_us(uint64_t us)
                               .tv_nsec = (long)(us % 1000000u) * 1000 };
 }
 
+uint64_t xlreaper_now_us(void)
+{
+    return xlreaper__now_us();
+}
+
 void xlreaper__sleep_us(uint64_t us)
 {
     struct timespec ts = xlreaper__timespec_us(us);

@@ -41,6 +41,7 @@
 #ifndef XLREAPER_H
 #define XLREAPER_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -83,6 +84,25 @@ void xlreaper_ctx_free(xlreaper_ctx *ctx); /* NULL is fine */
  * borrowed: a string literal, or one that outlives the ctx.
  */
 void xlreaper_ctx_set_progname(xlreaper_ctx *ctx, const char *name);
+
+/*
+ * A program's own line, as the library's are: on the ctx's logger,
+ * under its progname, errno kept; errnoval as xtl_log's (-1: none).
+ * So that the programs need no log wrapper of their own.
+ */
+void xlreaper_log(const xlreaper_ctx *ctx, xentoollog_level level,
+                  int errnoval, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The same with a va_list (as xtl_logv is xtl_log's), for a program's
+ * own variadic wrapper. */
+void xlreaper_vlog(const xlreaper_ctx *ctx, xentoollog_level level,
+                   int errnoval, const char *fmt, va_list al)
+    __attribute__((format(printf, 4, 0)));
+
+/* CLOCK_MONOTONIC in microseconds: the clock of every time the library
+ * reports (start_us) and of its deadlines, for a program to measure
+ * against (and to use, rather than a copy of it). */
+uint64_t xlreaper_now_us(void);
 
 /* ---------- configuration ---------- */
 

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "xl_reaperd.h"
+#include "xl_reaperd_parse.h"
 #include "xlreaper_audit_internal.h"
 
 static void assert_decimal(const void *data, size_t size, unsigned long long v)

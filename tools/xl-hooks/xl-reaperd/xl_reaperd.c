@@ -32,12 +32,42 @@
 #include <unistd.h>
 
 #include "xl_reaperd.h"
+#include "xl_reaperd_domains.h"
+#include "xl_reaperd_events.h"
+#include "xl_reaperd_log.h"
+#include "xl_reaperd_metrics.h"
+#include "xl_reaperd_reap.h"
+#include "xl_reaperd_state.h"
+#include "xl_reaperd_sweep.h"
+#include "xl_reaperd_xs.h"
 
 /* How often the loop wakes when nothing happens: bounds how long a lost
  * xenstored goes unnoticed. */
 #define TICK_MS 500
 
 static char notify_socket[sizeof(((struct sockaddr_un *)0)->sun_path)];
+
+/* The loop's own state, and one of each module (xl_reaperd.h). */
+typedef struct {
+    xlreaper_ctx *ctx;
+    xentoollog_logger *lg;
+    const char *config_path; /* NULL: the default */
+    unsigned config_flags;
+    const char *events_path; /* NULL: no events file */
+    const char *run_dir, *state_dir;
+    int sfd; /* signalfd: TERM, INT, HUP */
+    bool stop;
+    bool reload;
+    int exit_code; /* when stopped by a refusal: not XLRD_EXIT_OK */
+
+    xlrd_metrics m;
+    xlrd_state st;
+    xlrd_events ev;
+    xlrd_xs xs;
+    xlrd_domains dm;
+    xlrd_reaper rp;
+    xlrd_sweeps sw;
+} xlrd;
 
 /* ---------- the environment ---------- */
 
@@ -140,13 +170,13 @@ static int signals_init(xlrd *d)
     /* Blocked before libxenstore starts its thread, which inherits the
      * mask; they wait for the signalfd. */
     if (sigprocmask(SIG_BLOCK, &set, NULL) < 0) {
-        XLRD_LOGE(d, ERROR, "sigprocmask");
+        XLRD_LOGE(ERROR, "sigprocmask");
         return -1;
     }
     signal(SIGPIPE, SIG_IGN);
     d->sfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
     if (d->sfd < 0) {
-        XLRD_LOGE(d, ERROR, "signalfd");
+        XLRD_LOGE(ERROR, "signalfd");
         return -1;
     }
     return 0;
@@ -161,7 +191,7 @@ static void read_signals(xlrd *d)
         if (si.ssi_signo == SIGHUP) {
             d->reload = true;
         } else if (!d->stop) {
-            XLRD_LOG(d, NOTICE, "stopping on %s (from pid %u)",
+            XLRD_LOG(NOTICE, "stopping on %s (from pid %u)",
                      strsignal((int)si.ssi_signo), si.ssi_pid);
             d->stop = true;
         }
@@ -172,7 +202,7 @@ static void describe_config(xlrd *d, const char *what)
 {
     const xlreaper_config *c = xlreaper_config_get(d->ctx);
 
-    XLRD_LOG(d, NOTICE,
+    XLRD_LOG(NOTICE,
              "%s: config %s, DM uids %lu..%lu, reaper uid %lu, lock %s, "
              "sweep every %u s, metrics file %s",
              what, c->path ? c->path : "none (defaults)",
@@ -187,13 +217,27 @@ static void describe_config(xlrd *d, const char *what)
      * started ("-" skips a missing one): then every cgroup.kill fails
      * with EROFS.  The uid kill does not need it; say so once, here. */
     if (c->cgroup_parent && access(c->cgroup_parent, W_OK) < 0)
-        XLRD_LOGE(d, ERROR,
+        XLRD_LOGE(ERROR,
                   "%s: cgroup_parent %s is not writable here, so no reap "
                   "can write cgroup.kill there (the uid kill goes on); "
                   "under xl-reaperd.service it must exist before the "
                   "daemon starts and be named in ReadWritePaths= (the "
                   "shipped unit names /sys/fs/cgroup/xen-dm)",
                   what, c->cgroup_parent);
+}
+
+/* The metrics file, with what the modules' counters do not say. */
+static void write_metrics(xlrd *d, bool running)
+{
+    const char *path = xlreaper_config_get(d->ctx)->metrics_file;
+    xlrd_metrics_gauges g = {
+        .xenstore_connected = xlrd_xs_handle(&d->xs) != NULL,
+        .events_queued = xlrd_events_queued(&d->ev),
+    };
+
+    if (path)
+        xlrd_reaper_counts(&d->rp, &g.uids_pending_retry, &g.uids_backed_off);
+    xlrd_metrics_write(&d->m, path, &g, running);
 }
 
 static void reload(xlrd *d)
@@ -203,77 +247,137 @@ static void reload(xlrd *d)
     d->reload = false;
     rc = xlreaper_config_load(d->ctx, d->config_path, d->config_flags);
     if (rc) {
-        XLRD_LOG(d, ERROR,
+        XLRD_LOG(ERROR,
                  "SIGHUP: the config was refused (%s); the settings in "
                  "force are kept",
                  xlreaper_strerror(rc));
         return;
     }
     describe_config(d, "SIGHUP: reloaded");
-    xlrd_metrics_write(d, true);
-    d->next_sweep_us =
-        xlrd_now_us() +
-        (uint64_t)xlreaper_config_get(d->ctx)->sweep_interval_s * 1000000u;
-    xlrd_events_open(d);
+    write_metrics(d, true);
+    xlrd_sweeps_reschedule(&d->sw);
+    xlrd_events_open(&d->ev);
 }
 
 /* ---------- the loop ---------- */
 
-/* Whether a sweep may start: without xenstore a xenstore list cannot be
- * read. */
-static bool can_list(const xlrd *d)
+/* Each piece of work: one bounded piece of its kind, if there is any;
+ * false when there was none. */
+
+static bool work_list(xlrd *d, uint64_t now)
 {
-    return d->xsh || d->mode == XLRD_LIST_LIBXL;
+    (void)now;
+    return xlrd_reconcile(&d->rp);
+}
+
+static bool work_reap(xlrd *d, uint64_t now)
+{
+    (void)now;
+    return xlrd_domains_can_list(&d->dm) && xlrd_reap_next(&d->rp);
+}
+
+static bool work_reload(xlrd *d, uint64_t now)
+{
+    (void)now;
+    if (!d->reload)
+        return false;
+    reload(d);
+    return true;
+}
+
+/* Whatever xenstored does: the metrics say so within a period. */
+static bool work_metrics(xlrd *d, uint64_t now)
+{
+    if (now < xlrd_metrics_next_us(&d->m))
+        return false;
+    write_metrics(d, true);
+    return true;
+}
+
+static bool work_events(xlrd *d, uint64_t now)
+{
+    uint64_t when = xlrd_events_next_flush_us(&d->ev);
+
+    if (!when || now < when)
+        return false;
+    xlrd_events_flush(&d->ev);
+    return true;
+}
+
+static bool work_census(xlrd *d, uint64_t now)
+{
+    (void)now;
+    if (xlrd_sweeps_step_census(&d->sw))
+        return true;
+    if (!xlrd_domains_can_list(&d->dm) || !xlrd_xs_take_census(&d->xs))
+        return false;
+    xlrd_sweeps_begin_census(&d->sw);
+    return true;
+}
+
+static bool work_sweep(xlrd *d, uint64_t now)
+{
+    if (xlrd_sweeps_step_periodic(&d->sw))
+        return true;
+    if (!xlrd_sweeps_periodic_due(&d->sw, now))
+        return false;
+    /* Without xenstore a xenstore list cannot be read. */
+    if (xlrd_domains_can_list(&d->dm)) {
+        xlrd_sweeps_begin_periodic(&d->sw);
+        return true;
+    }
+    xlrd_sweeps_postpone(&d->sw, now + TICK_MS * 1000u);
+    return false;
 }
 
 /*
- * One bounded piece of the pending work, most urgent first: the list
- * after a watch event, one death's reap, the census after a release, a
- * step of the periodic sweep.  true when there was something to do (the
- * loop then polls without waiting, and comes back).
+ * The dispatcher's table, most urgent first: the loop does the first
+ * piece of work there is, then looks at its descriptors again.  The
+ * list after a watch event, one death's reap, the census after a
+ * release, a step of the periodic sweep.
  */
+/* clang-format off */
+static bool (*const work[])(xlrd *d, uint64_t now) = {
+    work_reload,
+    work_metrics,
+    work_events,
+    work_list,
+    work_reap,
+    work_census,
+    work_sweep,
+};
+/* clang-format on */
+
+/* One bounded piece of the pending work; true when there was something
+ * to do (the loop then polls without waiting, and comes back). */
 static bool dispatch(xlrd *d)
 {
-    uint64_t now = xlrd_now_us();
+    uint64_t now = xlreaper_now_us();
 
-    if (d->reload) {
-        reload(d);
-        return true;
-    }
-    /* Whatever xenstored does: the metrics say so within a period. */
-    if (now >= d->next_metrics_us) {
-        xlrd_metrics_write(d, true);
-        return true;
-    }
-    if (d->next_flush_us && now >= d->next_flush_us) {
-        xlrd_events_flush(d);
-        return true;
-    }
-    if (d->reconcile_pending && can_list(d)) {
-        xlrd_reconcile(d);
-        return true;
-    }
-    if (can_list(d) && xlrd_reap_next(d))
-        return true;
-    if (d->census.phase != XLRD_SWEEP_IDLE)
-        return xlrd_sweep_step(d, &d->census) || true;
-    if (d->census_pending && can_list(d)) {
-        d->census_pending = false;
-        xlrd_sweep_begin(d, &d->census, XLRD_SWEEP_CENSUS);
-        return true;
-    }
-    if (d->periodic.phase != XLRD_SWEEP_IDLE)
-        return xlrd_sweep_step(d, &d->periodic) || true;
-    if (d->full_sweep_pending || now >= d->next_sweep_us) {
-        if (can_list(d)) {
-            xlrd_sweep_begin(d, &d->periodic,
-                             d->full_sweep_pending ? XLRD_SWEEP_FULL
-                                                   : XLRD_SWEEP_WINDOW);
+    for (size_t i = 0; i < sizeof(work) / sizeof(work[0]); i++)
+        if (work[i](d, now))
             return true;
-        }
-        d->next_sweep_us = now + TICK_MS * 1000u;
-    }
     return false;
+}
+
+/* When the loop must wake if nothing happens. */
+static uint64_t next_wake(const xlrd *d, uint64_t now)
+{
+    uint64_t wake = now + TICK_MS * 1000u, t;
+
+    t = xlrd_sweeps_next_us(&d->sw);
+    if (t < wake)
+        wake = t;
+    t = xlrd_metrics_next_us(&d->m);
+    if (t < wake)
+        wake = t;
+    t = xlrd_events_next_flush_us(&d->ev);
+    if (t && t < wake)
+        wake = t;
+    t = xlrd_xs_next_connect_us(&d->xs);
+    if (!xlrd_xs_handle(&d->xs) && t < wake)
+        wake = t;
+    return wake;
 }
 
 static void run(xlrd *d)
@@ -281,38 +385,36 @@ static void run(xlrd *d)
     bool ready = false, busy = false;
 
     while (!d->stop) {
-        struct pollfd pfd[2] = { { .fd = d->sfd, .events = POLLIN },
-                                 { .fd = xlrd_xs_fd(d), .events = POLLIN } };
-        uint64_t now = xlrd_now_us(), wake = now + TICK_MS * 1000u;
+        struct pollfd pfd[2] = {
+            { .fd = d->sfd, .events = POLLIN },
+            { .fd = xlrd_xs_fd(&d->xs), .events = POLLIN },
+        };
+        uint64_t now = xlreaper_now_us(), wake;
         int timeout;
 
-        if (!d->xsh && now >= d->next_connect_us && xlrd_xs_connect(d)) {
-            /* Deaths while we were away are found by comparing lists. */
-            d->reconcile_pending = true;
-            if (!ready) {
-                XLRD_LOG(d, NOTICE, "ready: watching @releaseDomain");
-                sd_notify_msg("READY=1");
-                ready = true;
-                xlrd_metrics_write(d, true);
-            }
+        if (!xlrd_xs_handle(&d->xs) &&
+            now >= xlrd_xs_next_connect_us(&d->xs) &&
+            xlrd_xs_connect(&d->xs) && !ready) {
+            XLRD_LOG(NOTICE, "ready: watching @releaseDomain");
+            sd_notify_msg("READY=1");
+            ready = true;
+            write_metrics(d, true);
         }
-        if (d->next_sweep_us < wake)
-            wake = d->next_sweep_us;
-        if (d->next_metrics_us < wake)
-            wake = d->next_metrics_us;
-        if (d->next_flush_us && d->next_flush_us < wake)
-            wake = d->next_flush_us;
-        if (!d->xsh && d->next_connect_us < wake)
-            wake = d->next_connect_us;
+        if (xlrd_xs_refused(&d->xs)) {
+            d->stop = true;
+            d->exit_code = XLRD_EXIT_USAGE;
+        }
+        wake = next_wake(d, now);
         timeout = busy ? 0 : wake > now ? (int)((wake - now + 999) / 1000) : 0;
         if (poll(pfd, pfd[1].fd >= 0 ? 2 : 1, timeout) < 0 && errno != EINTR) {
-            XLRD_LOGE(d, ERROR, "poll");
+            XLRD_LOGE(ERROR, "poll");
             break;
         }
         /* Every turn: signals, watch events, and a connection that died
          * silently.  They only mark work; dispatch does it. */
         read_signals(d);
-        xlrd_xs_events(d);
+        xlrd_xs_events(&d->xs);
+        xlrd_reaper_kill_uids(&d->rp);
         if (d->stop)
             break;
         busy = dispatch(d);
@@ -344,7 +446,9 @@ static void usage(FILE *f)
             XLRD_DEFAULT_STATE_DIR);
 }
 
-int main(int argc, char **argv)
+/* The options, into d and *level: -1 to go on, or the exit code. */
+static int parse_options(xlrd *d, int argc, char **argv,
+                         xentoollog_level *level)
 {
     static const struct option opts[] = {
         { "config", required_argument, NULL, 'c' },
@@ -356,32 +460,20 @@ int main(int argc, char **argv)
         { "version", no_argument, NULL, 'V' },
         { NULL, 0, NULL, 0 },
     };
-    xlrd d = { .events_fd = -1,
-               .sfd = -1,
-               .run_fd = -1,
-               .intent_fd = -1,
-               .run_dir = XLRD_DEFAULT_RUN_DIR,
-               .state_dir = XLRD_DEFAULT_STATE_DIR,
-               .full_sweep_pending = true };
-    xentoollog_level level = XTL_NOTICE;
-    int opt, ret = XLRD_EXIT_FAIL, rc;
+    int opt;
 
     opterr = 0; /* one line of our own, "xl-reaperd: error: ..." */
     while ((opt = getopt_long(argc, argv, "+:c:e:r:s:vhV", opts, NULL)) !=
            -1) {
         switch (opt) {
         case 'c':
-            d.config_path = optarg;
-            d.config_flags |= XLREAPER_CONFIG_MUST_EXIST;
+            d->config_path = optarg;
+            d->config_flags |= XLREAPER_CONFIG_MUST_EXIST;
             break;
-        case 'e':
-            d.events_path = optarg;
-            break;
-        case 'r': d.run_dir = optarg; break;
-        case 's': d.state_dir = optarg; break;
-        case 'v':
-            level = level == XTL_NOTICE ? XTL_INFO : XTL_DEBUG;
-            break;
+        case 'e': d->events_path = optarg; break;
+        case 'r': d->run_dir = optarg; break;
+        case 's': d->state_dir = optarg; break;
+        case 'v': *level = *level == XTL_NOTICE ? XTL_INFO : XTL_DEBUG; break;
         case 'h':
             usage(stdout);
             return XLRD_EXIT_OK;
@@ -415,26 +507,113 @@ int main(int argc, char **argv)
                 argv[optind]);
         return XLRD_EXIT_USAGE;
     }
+    return -1;
+}
+
+/* What must hold before anything starts: -1 to go on, or the exit
+ * code. */
+static int check_start(const xlrd *d)
+{
     if (geteuid() != 0) {
         fprintf(stderr, "xl-reaperd: error: must run as root\n");
         return XLRD_EXIT_USAGE;
     }
-    if (d.events_path && d.events_path[0] != '/') {
+    if (d->events_path && d->events_path[0] != '/') {
         fprintf(stderr, "xl-reaperd: error: --events needs an absolute "
                         "path (the file is reopened on SIGHUP)\n");
         return XLRD_EXIT_USAGE;
     }
     /* getopt gives a required argument, never NULL; said for the
      * analyzers, which cannot know it. */
-    if (!d.run_dir || !d.state_dir || d.run_dir[0] != '/' ||
-        d.state_dir[0] != '/') {
+    if (!d->run_dir || !d->state_dir || d->run_dir[0] != '/' ||
+        d->state_dir[0] != '/') {
         fprintf(stderr, "xl-reaperd: error: --run-dir and --state-dir "
                         "need absolute paths\n");
         return XLRD_EXIT_USAGE;
     }
-    rc = sanitize_env();
+    return -1;
+}
+
+/* Everything up to the loop: 0, or the exit code (what was said is
+ * said).  Whatever it did, stop_all() undoes. */
+static int start(xlrd *d)
+{
+    int rc;
+
+    /* First, what holds nothing, so that stop_all() can undo any part
+     * of the rest. */
+    xlrd_metrics_init(&d->m);
+    rc = xlrd_state_init(&d->st, d->run_dir, d->state_dir);
+    rc |= xlrd_events_init(&d->ev, d->events_path, &d->st, &d->m);
+    rc |= xlrd_xs_init(&d->xs);
+    if (rc || xlreaper_ctx_alloc(&d->ctx, d->lg))
+        return XLRD_EXIT_FAIL;
+    xlreaper_ctx_set_progname(d->ctx, "xl-reaperd");
+    xlrd_log_init(d->ctx);
+    /* Then: a second daemon must not touch anything of the first's. */
+    rc = xlrd_run_lock(&d->st);
     if (rc)
         return rc;
+    rc = xlreaper_config_load(d->ctx, d->config_path, d->config_flags);
+    if (rc)
+        return rc == XLREAPER_ERROR_INVAL ? XLRD_EXIT_USAGE : XLRD_EXIT_FAIL;
+    if (xlrd_events_open(&d->ev) < 0)
+        return XLRD_EXIT_USAGE;
+    if (signals_init(d) < 0)
+        return XLRD_EXIT_FAIL;
+    rc = xlrd_domains_init(&d->dm, d->ctx, d->lg, &d->xs,
+                           xlrd_hypervisor_present());
+    if (rc)
+        return rc;
+    if (xlrd_reaper_init(&d->rp, d->ctx, &d->dm, &d->xs, &d->ev, &d->st,
+                         &d->m) < 0 ||
+        xlrd_sweeps_init(&d->sw, d->ctx, &d->rp, &d->dm, &d->m) < 0) {
+        XLRD_LOG(ERROR, "out of memory");
+        return XLRD_EXIT_FAIL;
+    }
+    describe_config(d, "starting");
+    /* Unfinished reaps of an earlier run are found before anything
+     * else is reaped; the loop redoes them first. */
+    if (xlrd_intents_open(&d->st, d->events_path) < 0)
+        return XLRD_EXIT_FAIL;
+    xlrd_reaper_recovered(&d->rp);
+    /* From the first second, connected to xenstored or not. */
+    write_metrics(d, true);
+    xlrd_wait_reaper_uid(&d->rp);
+    return 0;
+}
+
+static void stop_all(xlrd *d)
+{
+    xlrd_sweeps_dispose(&d->sw);
+    xlrd_reaper_dispose(&d->rp);
+    xlrd_domains_dispose(&d->dm);
+    xlrd_xs_dispose(&d->xs);
+    xlrd_events_dispose(&d->ev);
+    xlrd_state_dispose(&d->st);
+    if (d->sfd >= 0)
+        close(d->sfd);
+    xlrd_log_init(NULL);
+    xlreaper_ctx_free(d->ctx);
+    xtl_logger_destroy(d->lg);
+}
+
+int main(int argc, char **argv)
+{
+    xlrd d = { .sfd = -1,
+               .run_dir = XLRD_DEFAULT_RUN_DIR,
+               .state_dir = XLRD_DEFAULT_STATE_DIR };
+    xentoollog_level level = XTL_NOTICE;
+    int ret;
+
+    ret = parse_options(&d, argc, argv, &level);
+    if (ret < 0)
+        ret = check_start(&d);
+    if (ret >= 0)
+        return ret;
+    ret = sanitize_env();
+    if (ret)
+        return ret;
     /* A release waits for this process to wake on the watch event and
      * list the domains before the reap raises its own priority
      * (xlreaper_sched.c): on a host full of racers each of those steps
@@ -447,66 +626,15 @@ int main(int argc, char **argv)
         stderr, level, XTL_STDIOSTREAM_HIDE_PROGRESS);
     if (!d.lg)
         return XLRD_EXIT_FAIL;
-    /* First: a second daemon must not touch anything of the first's. */
-    rc = xlrd_run_lock(&d);
-    if (rc) {
-        ret = rc;
-        goto out;
+    ret = start(&d);
+    if (!ret) {
+        run(&d);
+        sd_notify_msg("STOPPING=1");
+        /* Said, not left to a stale file: the daemon is gone. */
+        write_metrics(&d, false);
+        XLRD_LOG(NOTICE, "stopped");
+        ret = d.exit_code ? d.exit_code : XLRD_EXIT_OK;
     }
-    if (xlreaper_ctx_alloc(&d.ctx, d.lg))
-        goto out;
-    xlreaper_ctx_set_progname(d.ctx, "xl-reaperd");
-    rc = xlreaper_config_load(d.ctx, d.config_path, d.config_flags);
-    if (rc) {
-        ret = rc == XLREAPER_ERROR_INVAL ? XLRD_EXIT_USAGE : XLRD_EXIT_FAIL;
-        goto out;
-    }
-    if (xlrd_events_init(&d) < 0)
-        goto out;
-    if (xlrd_events_open(&d) < 0) {
-        ret = XLRD_EXIT_USAGE;
-        goto out;
-    }
-    if (signals_init(&d) < 0)
-        goto out;
-    rc = xlrd_domains_init(&d, xlrd_hypervisor_present());
-    if (rc) {
-        ret = rc;
-        goto out;
-    }
-    if (xlrd_sweep_alloc(&d.periodic) < 0 || xlrd_sweep_alloc(&d.census) < 0) {
-        XLRD_LOG(&d, ERROR, "out of memory");
-        goto out;
-    }
-    xlrd_metrics_init(&d);
-    describe_config(&d, "starting");
-    /* Unfinished reaps of an earlier run are found before anything
-     * else is reaped; the loop redoes them first. */
-    if (xlrd_intents_open(&d) < 0)
-        goto out;
-    /* From the first second, connected to xenstored or not. */
-    xlrd_metrics_write(&d, true);
-    d.next_metrics_us = xlrd_now_us() + XLRD_METRICS_PERIOD_S * 1000000u;
-    xlrd_wait_reaper_uid(&d);
-
-    run(&d);
-    sd_notify_msg("STOPPING=1");
-    /* Said, not left to a stale file: the daemon is gone. */
-    xlrd_metrics_write(&d, false);
-    XLRD_LOG(&d, NOTICE, "stopped");
-    ret = d.exit_code ? d.exit_code : XLRD_EXIT_OK;
-
-out:
-    if (d.xsh)
-        xs_close(d.xsh);
-    xlrd_domains_dispose(&d);
-    xlrd_sweep_dispose(&d.periodic);
-    xlrd_sweep_dispose(&d.census);
-    xlrd_events_dispose(&d);
-    xlrd_intents_close(&d);
-    if (d.sfd >= 0)
-        close(d.sfd);
-    xlreaper_ctx_free(d.ctx);
-    xtl_logger_destroy(d.lg);
+    stop_all(&d);
     return ret;
 }

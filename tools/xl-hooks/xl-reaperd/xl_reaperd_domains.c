@@ -25,7 +25,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "xl_reaperd.h"
+#include "xl_reaperd_domains.h"
+#include "xl_reaperd_log.h"
+#include "xl_reaperd_parse.h"
 #include "xlr_domain.h"
 
 bool xlrd_hypervisor_present(void)
@@ -35,57 +37,62 @@ bool xlrd_hypervisor_present(void)
            access("/proc/xen/privcmd", F_OK) == 0;
 }
 
-int xlrd_domains_init(xlrd *d, bool hypervisor)
+int xlrd_domains_init(xlrd_domains *dm, const xlreaper_ctx *ctx,
+                      xentoollog_logger *lg, xlrd_xs *xs, bool hypervisor)
 {
-    uint32_t n = xlreaper_max_domid() + 1;
     int rc;
 
-    d->doms = calloc(n, sizeof(*d->doms));
-    d->listed = calloc(n, sizeof(*d->listed));
-    if (!d->doms || !d->listed) {
-        XLRD_LOG(d, ERROR, "out of memory");
+    memset(dm, 0, sizeof(*dm));
+    dm->ctx = ctx;
+    dm->xs = xs;
+    dm->kill_uid = calloc(xlreaper_max_domid() + 1, sizeof(*dm->kill_uid));
+    if (!dm->kill_uid) {
+        XLRD_LOG(ERROR, "out of memory");
         return XLRD_EXIT_FAIL;
     }
     if (!hypervisor) {
-        d->mode = XLRD_LIST_XENSTORE;
-        XLRD_LOG(d, NOTICE,
+        dm->mode = XLRD_LIST_XENSTORE;
+        XLRD_LOG(NOTICE,
                  "no hypervisor (no privcmd device): the live domains are "
                  "those listed under /local/domain in xenstore");
         return 0;
     }
-    rc = libxl_ctx_alloc(&d->lctx, LIBXL_VERSION, 0, d->lg);
+    rc = libxl_ctx_alloc(&dm->lctx, LIBXL_VERSION, 0, lg);
     if (rc) {
-        XLRD_LOG(d, ERROR,
+        XLRD_LOG(ERROR,
                  "a hypervisor is there but libxl cannot talk to it "
                  "(libxl_ctx_alloc: %d); not guessing from xenstore alone "
                  "which domains live",
                  rc);
         return XLRD_EXIT_FAIL;
     }
-    d->mode = XLRD_LIST_LIBXL;
-    XLRD_LOG(d, INFO, "the live domains are the hypervisor's, by libxl");
+    dm->mode = XLRD_LIST_LIBXL;
+    XLRD_LOG(INFO, "the live domains are the hypervisor's, by libxl");
     return 0;
 }
 
-void xlrd_domains_dispose(xlrd *d)
+void xlrd_domains_dispose(xlrd_domains *dm)
 {
-    if (d->lctx)
-        libxl_ctx_free(d->lctx);
-    d->lctx = NULL;
-    free(d->doms);
-    free(d->listed);
-    d->doms = NULL;
-    d->listed = NULL;
+    if (dm->lctx)
+        libxl_ctx_free(dm->lctx);
+    dm->lctx = NULL;
+    free(dm->kill_uid);
+    dm->kill_uid = NULL;
 }
 
-static int list_libxl(xlrd *d, bool *alive)
+bool xlrd_domains_can_list(const xlrd_domains *dm)
+{
+    return xlrd_xs_handle(dm->xs) || dm->mode == XLRD_LIST_LIBXL;
+}
+
+static int list_libxl(xlrd_domains *dm, bool *alive)
 {
     libxl_dominfo *l;
     int nb;
 
-    l = libxl_list_domain(d->lctx, &nb);
+    l = libxl_list_domain(dm->lctx, &nb);
     if (!l) {
-        XLRD_LOG(d, ERROR, "libxl_list_domain failed");
+        XLRD_LOG(ERROR, "libxl_list_domain failed");
         return -1;
     }
     for (int i = 0; i < nb; i++)
@@ -96,16 +103,17 @@ static int list_libxl(xlrd *d, bool *alive)
     return 0;
 }
 
-static int list_xenstore(xlrd *d, bool *alive)
+static int list_xenstore(xlrd_domains *dm, bool *alive)
 {
+    struct xs_handle *h = xlrd_xs_handle(dm->xs);
     unsigned n;
     char **e;
 
-    if (!d->xsh)
+    if (!h)
         return -1;
-    e = xs_directory(d->xsh, XBT_NULL, "/local/domain", &n);
+    e = xs_directory(h, XBT_NULL, "/local/domain", &n);
     if (!e) {
-        XLRD_LOGE(d, ERROR, "xenstore: listing /local/domain");
+        XLRD_LOGE(ERROR, "xenstore: listing /local/domain");
         return -1;
     }
     /* Names from xenstore are checked as strictly as a DOMID argument;
@@ -116,31 +124,32 @@ static int list_xenstore(xlrd *d, bool *alive)
         if (!xlreaper_domid_parse(e[i], &domid))
             alive[domid] = true;
         else if (strcmp(e[i], "0"))
-            XLRD_LOG(d, DEBUG, "ignoring /local/domain/%.20s", e[i]);
+            XLRD_LOG(DEBUG, "ignoring /local/domain/%.20s", e[i]);
     }
     free(e);
     return 0;
 }
 
-int xlrd_domains_list(xlrd *d, bool *alive)
+int xlrd_domains_list(xlrd_domains *dm, bool *alive)
 {
     memset(alive, 0, (xlreaper_max_domid() + 1) * sizeof(*alive));
-    return d->mode == XLRD_LIST_LIBXL ? list_libxl(d, alive)
-                                      : list_xenstore(d, alive);
+    return dm->mode == XLRD_LIST_LIBXL ? list_libxl(dm, alive)
+                                       : list_xenstore(dm, alive);
 }
 
-int xlrd_domain_alive(xlrd *d, uint32_t domid)
+int xlrd_domain_alive(xlrd_domains *dm, uint32_t domid)
 {
+    struct xs_handle *h = xlrd_xs_handle(dm->xs);
     char path[40];
     unsigned len;
     void *v;
 
-    if (d->mode == XLRD_LIST_LIBXL)
-        return xlr_domain_alive(d->lctx, domid);
-    if (!d->xsh)
+    if (dm->mode == XLRD_LIST_LIBXL)
+        return xlr_domain_alive(dm->lctx, domid);
+    if (!h)
         return -1;
     snprintf(path, sizeof(path), "/local/domain/%u", domid);
-    v = xs_read(d->xsh, XBT_NULL, path, &len);
+    v = xs_read(h, XBT_NULL, path, &len);
     if (v) {
         free(v);
         return 1;
@@ -154,47 +163,47 @@ int xlrd_domain_alive(xlrd *d, uint32_t domid)
  * outside the range, or another domid's uid, is reported and never
  * killed on this node's word.
  */
-void xlrd_read_kill_uid(xlrd *d, uint32_t domid)
+void xlrd_read_kill_uid(xlrd_domains *dm, uint32_t domid)
 {
-    xlrd_dom *dom = &d->doms[domid];
+    struct xs_handle *h = xlrd_xs_handle(dm->xs);
+    uint32_t *kill_uid = &dm->kill_uid[domid];
     char path[80];
     unsigned len;
     uint32_t uid, other;
     uid_t mine = 0;
     char *v;
 
-    if (!d->xsh)
+    if (!h)
         return;
     snprintf(path, sizeof(path),
              "/local/domain/%u/image/device-model-kill-uid", domid);
-    v = xs_read(d->xsh, XBT_NULL, path, &len);
+    v = xs_read(h, XBT_NULL, path, &len);
     if (!v) {
         /* Not yet written, or already removed: keep what we had. */
-        XLRD_LOGE(d, DEBUG, "domid %u: reading %s", domid, path);
+        XLRD_LOGE(DEBUG, "domid %u: reading %s", domid, path);
         return;
     }
-    xlreaper_dm_ids(d->ctx, domid, &mine, NULL);
-    switch (xlrd_kill_uid_parse(d->ctx, domid, v, len, &uid, &other)) {
+    xlreaper_dm_ids(dm->ctx, domid, &mine, NULL);
+    switch (xlrd_kill_uid_parse(dm->ctx, domid, v, len, &uid, &other)) {
     case XLRD_KILL_UID_BAD:
-        if (!dom->kill_uid)
-            XLRD_LOG(d, WARN, "domid %u: %s is not a uid; ignored", domid,
-                     path);
+        if (!*kill_uid)
+            XLRD_LOG(WARN, "domid %u: %s is not a uid; ignored", domid, path);
         break;
     case XLRD_KILL_UID_MINE:
-        if (dom->kill_uid != uid)
-            XLRD_LOG(d, DEBUG, "domid %u: its DM runs as uid %lu", domid,
+        if (*kill_uid != uid)
+            XLRD_LOG(DEBUG, "domid %u: its DM runs as uid %lu", domid,
                      (unsigned long)uid);
-        dom->kill_uid = uid;
+        *kill_uid = uid;
         break;
     case XLRD_KILL_UID_OTHER:
-        XLRD_LOG(d, WARN,
+        XLRD_LOG(WARN,
                  "domid %u: device-model-kill-uid %lu is domid %u's uid, "
                  "not its own (%lu); ignored: killing it could kill "
                  "another domain's DM",
                  domid, (unsigned long)uid, other, (unsigned long)mine);
         break;
     case XLRD_KILL_UID_OUTSIDE:
-        XLRD_LOG(d, WARN,
+        XLRD_LOG(WARN,
                  "domid %u: device-model-kill-uid %lu is outside the DM uid "
                  "range; ignored: this DM cannot be reaped by uid (is "
                  "device_model_user set in its xl.cfg?)",
@@ -202,4 +211,14 @@ void xlrd_read_kill_uid(xlrd *d, uint32_t domid)
         break;
     }
     free(v);
+}
+
+uint32_t xlrd_domains_kill_uid(const xlrd_domains *dm, uint32_t domid)
+{
+    return dm->kill_uid[domid];
+}
+
+void xlrd_domains_forget_kill_uid(xlrd_domains *dm, uint32_t domid)
+{
+    dm->kill_uid[domid] = 0;
 }

@@ -25,27 +25,34 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "xl_reaperd.h"
+#include "xl_reaperd_events.h"
+#include "xl_reaperd_log.h"
 
 /* How often a queue that could not be written is tried again. */
 #define RETRY_US 1000000u
 
-int xlrd_events_init(xlrd *d)
+int xlrd_events_init(xlrd_events *ev, const char *path, xlrd_state *st,
+                     xlrd_metrics *m)
 {
-    d->queue = calloc(XLRD_EVENTS_QUEUE_MAX, sizeof(*d->queue));
-    return d->queue ? 0 : -1;
+    memset(ev, 0, sizeof(*ev));
+    ev->path = path;
+    ev->fd = -1;
+    ev->state = st;
+    ev->metrics = m;
+    ev->queue = calloc(XLRD_EVENTS_QUEUE_MAX, sizeof(*ev->queue));
+    return ev->queue ? 0 : -1;
 }
 
-void xlrd_events_dispose(xlrd *d)
+void xlrd_events_dispose(xlrd_events *ev)
 {
-    for (unsigned i = 0; d->queue && i < d->q_len; i++)
-        free(d->queue[(d->q_head + i) % XLRD_EVENTS_QUEUE_MAX].line);
-    free(d->queue);
-    d->queue = NULL;
-    d->q_len = 0;
-    if (d->events_fd >= 0)
-        close(d->events_fd);
-    d->events_fd = -1;
+    for (unsigned i = 0; ev->queue && i < ev->q_len; i++)
+        free(ev->queue[(ev->q_head + i) % XLRD_EVENTS_QUEUE_MAX].line);
+    free(ev->queue);
+    ev->queue = NULL;
+    ev->q_len = 0;
+    if (ev->fd >= 0)
+        close(ev->fd);
+    ev->fd = -1;
 }
 
 /*
@@ -55,7 +62,7 @@ void xlrd_events_dispose(xlrd *d)
  * the next run writes its event again; the cut part goes, so that the
  * next line starts a line and the cut one is not taken for written.
  */
-static void cut_torn_tail(xlrd *d, int fd)
+static void cut_torn_tail(const char *path, int fd)
 {
     char buf[4096];
     struct stat st;
@@ -75,103 +82,110 @@ static void cut_torn_tail(xlrd *d, int fd)
                 continue;
             if (from + i == st.st_size)
                 return; /* it ends with a whole line */
-            XLRD_LOG(d, WARN,
+            XLRD_LOG(WARN,
                      "events file %s: cutting %lld bytes of a line a killed "
                      "run left unfinished (its event is written again)",
-                     d->events_path, (long long)(st.st_size - (from + i)));
+                     path, (long long)(st.st_size - (from + i)));
             if (ftruncate(fd, from + i) < 0)
-                XLRD_LOGE(d, ERROR, "events file %s: ftruncate",
-                          d->events_path);
+                XLRD_LOGE(ERROR, "events file %s: ftruncate", path);
             return;
         }
         end = from;
     }
     if (ftruncate(fd, 0) < 0) /* one cut line and nothing else */
-        XLRD_LOGE(d, ERROR, "events file %s: ftruncate", d->events_path);
+        XLRD_LOGE(ERROR, "events file %s: ftruncate", path);
 }
 
-int xlrd_events_open(xlrd *d)
+int xlrd_events_open(xlrd_events *ev)
 {
     int fd;
 
-    if (!d->events_path)
+    if (!ev->path)
         return 0;
-    fd = open(d->events_path,
+    fd = open(ev->path,
               O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY,
               0640);
     if (fd < 0) {
-        XLRD_LOGE(d, ERROR, "opening the events file %s", d->events_path);
+        XLRD_LOGE(ERROR, "opening the events file %s", ev->path);
         return -1;
     }
-    cut_torn_tail(d, fd);
-    if (d->events_fd >= 0)
-        close(d->events_fd);
-    d->events_fd = fd;
+    cut_torn_tail(ev->path, fd);
+    if (ev->fd >= 0)
+        close(ev->fd);
+    ev->fd = fd;
     return 0;
 }
 
-void xlrd_events_flush(xlrd *d)
+void xlrd_events_flush(xlrd_events *ev)
 {
     unsigned written = 0;
 
-    while (d->q_len) {
-        xlrd_event *ev = &d->queue[d->q_head];
-        int e = d->events_fd >= 0
-                    ? xlrd_write_line(d->events_fd, ev->line, ev->len, true)
-                    : 0;
+    while (ev->q_len) {
+        xlrd_event *q = &ev->queue[ev->q_head];
+        int e =
+            ev->fd >= 0 ? xlrd_write_line(ev->fd, q->line, q->len, true) : 0;
 
         if (e) {
-            if (e != d->events_errno) {
+            if (e != ev->write_errno) {
                 errno = e;
-                XLRD_LOGE(d, ERROR,
+                XLRD_LOGE(ERROR,
                           "writing to the events file %s: %u event%s "
                           "queued in memory (at most %u), written when it "
                           "can be",
-                          d->events_path, d->q_len, d->q_len == 1 ? "" : "s",
+                          ev->path, ev->q_len, ev->q_len == 1 ? "" : "s",
                           XLRD_EVENTS_QUEUE_MAX);
             }
-            d->events_errno = e;
-            d->metrics.event_write_errors++;
-            d->next_flush_us = xlrd_now_us() + RETRY_US;
+            ev->write_errno = e;
+            xlrd_metrics_count(ev->metrics, XLRD_COUNT_EVENT_WRITE_ERRORS, 1);
+            ev->next_flush_us = xlreaper_now_us() + RETRY_US;
             return;
         }
-        if (d->events_fd >= 0)
-            d->metrics.events_written++;
-        if (ev->intent)
-            xlrd_intent_end(d, ev->intent);
-        free(ev->line);
-        ev->line = NULL;
-        d->q_head = (d->q_head + 1) % XLRD_EVENTS_QUEUE_MAX;
-        d->q_len--;
+        if (ev->fd >= 0)
+            xlrd_metrics_count(ev->metrics, XLRD_COUNT_EVENTS_WRITTEN, 1);
+        if (q->intent)
+            xlrd_intent_end(ev->state, q->intent, false);
+        free(q->line);
+        q->line = NULL;
+        ev->q_head = (ev->q_head + 1) % XLRD_EVENTS_QUEUE_MAX;
+        ev->q_len--;
         written++;
     }
-    if (d->events_errno && written)
-        XLRD_LOG(d, NOTICE,
-                 "events file %s: written again (%u queued event%s)",
-                 d->events_path, written, written == 1 ? "" : "s");
-    d->events_errno = 0;
-    d->next_flush_us = 0;
+    if (ev->write_errno && written)
+        XLRD_LOG(NOTICE, "events file %s: written again (%u queued event%s)",
+                 ev->path, written, written == 1 ? "" : "s");
+    ev->write_errno = 0;
+    ev->next_flush_us = 0;
 }
 
-void xlrd_events_put(xlrd *d, char *line, size_t len, uint64_t intent)
+void xlrd_events_put(xlrd_events *ev, char *line, size_t len, uint64_t intent)
 {
-    if (d->q_len == XLRD_EVENTS_QUEUE_MAX) {
-        xlrd_event *old = &d->queue[d->q_head];
+    if (ev->q_len == XLRD_EVENTS_QUEUE_MAX) {
+        xlrd_event *old = &ev->queue[ev->q_head];
 
         /* Its line is in the log; its record is ended, or a restart
          * would reap and report it again. */
-        XLRD_LOG(d, ERROR,
+        XLRD_LOG(ERROR,
                  "events queue full (%u): dropping the oldest event: %.*s",
                  XLRD_EVENTS_QUEUE_MAX, (int)old->len - 1, old->line);
         if (old->intent)
-            xlrd_intent_end(d, old->intent);
+            xlrd_intent_end(ev->state, old->intent, false);
         free(old->line);
-        d->q_head = (d->q_head + 1) % XLRD_EVENTS_QUEUE_MAX;
-        d->q_len--;
-        d->metrics.events_dropped++;
+        ev->q_head = (ev->q_head + 1) % XLRD_EVENTS_QUEUE_MAX;
+        ev->q_len--;
+        xlrd_metrics_count(ev->metrics, XLRD_COUNT_EVENTS_DROPPED, 1);
     }
-    d->queue[(d->q_head + d->q_len) % XLRD_EVENTS_QUEUE_MAX] =
+    ev->queue[(ev->q_head + ev->q_len) % XLRD_EVENTS_QUEUE_MAX] =
         (xlrd_event){ .line = line, .len = len, .intent = intent };
-    d->q_len++;
-    xlrd_events_flush(d);
+    ev->q_len++;
+    xlrd_events_flush(ev);
+}
+
+unsigned xlrd_events_queued(const xlrd_events *ev)
+{
+    return ev->q_len;
+}
+
+uint64_t xlrd_events_next_flush_us(const xlrd_events *ev)
+{
+    return ev->next_flush_us;
 }

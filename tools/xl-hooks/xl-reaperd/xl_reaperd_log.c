@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-only */
 /*
- * xl_reaperd_log.c - the daemon's log line, its clocks, and the write
- * of a whole line.
+ * xl_reaperd_log.c - the daemon's log line, its wall clock, and the
+ * write of a whole line.
  *
  * A leaf: every other file of the daemon calls these, and these call
  * none of the daemon's functions, so that the daemon's call graph has
@@ -13,31 +13,26 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/time.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "xl_reaperd.h"
+#include "xl_reaperd_log.h"
 
-void xlrd_log(const xlrd *d, xentoollog_level level, int errnoval,
-              const char *fmt, ...)
+static const xlreaper_ctx *log_ctx;
+
+void xlrd_log_init(const xlreaper_ctx *ctx)
 {
-    char msg[2048];
-    va_list al;
-    int esave = errno;
-
-    va_start(al, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, al);
-    va_end(al);
-    xtl_log(d->lg, level, errnoval, "xl-reaperd", "%s", msg);
-    errno = esave;
+    log_ctx = ctx;
 }
 
-uint64_t xlrd_now_us(void)
+void xlrd_log(xentoollog_level level, int errnoval, const char *fmt, ...)
 {
-    struct timespec ts;
+    va_list al;
 
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+    if (!log_ctx)
+        return;
+    va_start(al, fmt);
+    xlreaper_vlog(log_ctx, level, errnoval, fmt, al);
+    va_end(al);
 }
 
 uint64_t xlrd_wall_us(void)

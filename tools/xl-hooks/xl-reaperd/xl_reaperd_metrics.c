@@ -19,7 +19,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "xl_reaperd.h"
+#include "xl_reaperd_log.h"
+#include "xl_reaperd_metrics.h"
 #include "xlr_prom.h"
 
 /* Seconds: a reap takes milliseconds; reap_timeout_ms is 5 s by
@@ -58,16 +59,20 @@ static void observe(xlrd_histogram *h, double s)
     h->sum_s += s;
 }
 
-void xlrd_metrics_init(xlrd *d)
+void xlrd_metrics_init(xlrd_metrics *m)
 {
-    memset(&d->metrics, 0, sizeof(d->metrics));
-    d->metrics.start_s = wall_s();
+    memset(m, 0, sizeof(*m));
+    m->start_s = wall_s();
 }
 
-void xlrd_metrics_reap(xlrd *d, xlrd_trigger trig, uint32_t domid,
-                       const xlreaper_reap_result *res)
+void xlrd_metrics_count(xlrd_metrics *m, xlrd_counter c, unsigned long long n)
 {
-    xlrd_metrics *m = &d->metrics;
+    m->count[c] += n;
+}
+
+void xlrd_metrics_reap(xlrd_metrics *m, xlrd_trigger trig,
+                       const xlreaper_reap_result *res, uint64_t event_us)
+{
     unsigned o;
 
     /* By the outcome, as the event gives it: a release that timed out
@@ -87,16 +92,15 @@ void xlrd_metrics_reap(xlrd *d, xlrd_trigger trig, uint32_t domid,
     }
     m->reaps[trig][o]++;
     observe(&m->reap_duration[trig], (double)res->duration_us / 1e6);
-    if (trig == XLRD_TRIGGER_RELEASE && d->doms[domid].event_us)
+    if (trig == XLRD_TRIGGER_RELEASE && event_us)
         observe(&m->release_latency,
-                (double)(xlrd_now_us() - d->doms[domid].event_us) / 1e6);
+                (double)(xlreaper_now_us() - event_us) / 1e6);
 }
 
-void xlrd_metrics_sweep(xlrd *d, xlrd_sweep_kind kind, uint64_t duration_us,
-                        unsigned dead_uids, unsigned long long dead_tasks)
+void xlrd_metrics_sweep(xlrd_metrics *m, xlrd_sweep_kind kind,
+                        uint64_t duration_us, unsigned dead_uids,
+                        unsigned long long dead_tasks)
 {
-    xlrd_metrics *m = &d->metrics;
-
     m->sweeps[kind]++;
     m->dead_tasks_found += dead_tasks;
     /* "The last sweep" is a periodic one: a census after a release
@@ -106,6 +110,16 @@ void xlrd_metrics_sweep(xlrd *d, xlrd_sweep_kind kind, uint64_t duration_us,
     m->last_sweep_s = wall_s();
     m->last_sweep_duration_s = (double)duration_us / 1e6;
     m->last_sweep_dead_uids = dead_uids;
+}
+
+void xlrd_metrics_due(xlrd_metrics *m)
+{
+    m->next_write_us = 0;
+}
+
+uint64_t xlrd_metrics_next_us(const xlrd_metrics *m)
+{
+    return m->next_write_us;
 }
 
 /* A family of one sample without labels: a gauge or a counter. */
@@ -122,41 +136,69 @@ static void plain(xlr_prom *p, const plain_metric *pm, size_t n)
     }
 }
 
-static void format(const xlrd *d, xlr_prom *p, bool running)
+/* The reaps made, by trigger and outcome, and those not made. */
+static void format_reaps(const xlrd_metrics *m, xlr_prom *p)
 {
-    const xlrd_metrics *m = &d->metrics;
-    uint32_t max = xlreaper_max_domid();
-    unsigned retry = 0, backed_off = 0;
+    xlr_prom_family(p, "xl_reaper_reaps_total", "counter",
+                    "Reaps of a dead domain's DM uid, by what started them "
+                    "(release: @releaseDomain; sweep, census: tasks found "
+                    "under a dead domid's uid) and how they ended (empty, "
+                    "zombies: no live task left; remain: live tasks "
+                    "survived; error: no verdict).");
+    for (unsigned t = 0; t < XLRD_TRIGGERS; t++)
+        for (unsigned o = 0; o < XLRD_REAP_OUTCOMES; o++)
+            xlr_prom_sample(p, "xl_reaper_reaps_total",
+                            XLR_PROM_LABELS("trigger", trigger_names[t],
+                                            "outcome", outcome_names[o]),
+                            (double)m->reaps[t][o]);
 
-    for (uint32_t i = 1; i <= max; i++) {
-        retry += d->doms[i].retry;
-        backed_off += d->doms[i].failures > 0;
-    }
+    xlr_prom_family(p, "xl_reaper_reaps_skipped_total", "counter",
+                    "Reaps not made: the domid was alive again (reused), "
+                    "or whether it lives could not be told (retried).");
+    xlr_prom_sample(p, "xl_reaper_reaps_skipped_total",
+                    XLR_PROM_LABELS("reason", "alive_again"),
+                    (double)m->count[XLRD_COUNT_SKIPPED_ALIVE]);
+    xlr_prom_sample(p, "xl_reaper_reaps_skipped_total",
+                    XLR_PROM_LABELS("reason", "liveness_unknown"),
+                    (double)m->count[XLRD_COUNT_SKIPPED_UNKNOWN]);
+}
 
-    const plain_metric head[] = {
-        { "xl_reaper_daemon_up", "gauge",
-          "1 while xl-reaperd runs; 0 once it has stopped cleanly.",
-          (double)running },
-        { "xl_reaper_daemon_start_time_seconds", "gauge",
-          "When xl-reaperd started (Unix time).", (double)m->start_s },
-        { "xl_reaper_metrics_timestamp_seconds", "gauge",
-          "When xl-reaperd wrote this file (Unix time); it does at least "
-          "every 5 s while it runs.",
-          wall_s() },
-        { "xl_reaper_xenstore_connected", "gauge",
-          "1 while xl-reaperd is connected to xenstore (it learns of deaths "
-          "from @releaseDomain).",
-          (double)(d->xsh != NULL) },
-    };
+/* How long the reaps took, and how long a DM outlived its domain. */
+static void format_durations(const xlrd_metrics *m, xlr_prom *p)
+{
+    xlr_prom_family(p, "xl_reaper_reap_duration_seconds", "histogram",
+                    "How long a reap took, from the call to its verdict "
+                    "(the kill and its verification), by trigger.");
+    for (unsigned t = 0; t < XLRD_TRIGGERS; t++)
+        xlr_prom_histogram(p, "xl_reaper_reap_duration_seconds",
+                           XLR_PROM_LABELS("trigger", trigger_names[t]),
+                           bounds, m->reap_duration[t].bucket,
+                           XLRD_LATENCY_BOUNDS, m->reap_duration[t].count,
+                           m->reap_duration[t].sum_s);
+
+    xlr_prom_family(p, "xl_reaper_release_latency_seconds", "histogram",
+                    "From the @releaseDomain event to the verdict on the "
+                    "dead domain's DM uid: how long a DM outlived its "
+                    "domain's release, at most.");
+    xlr_prom_histogram(p, "xl_reaper_release_latency_seconds",
+                       XLR_PROM_NO_LABELS, bounds, m->release_latency.bucket,
+                       XLRD_LATENCY_BOUNDS, m->release_latency.count,
+                       m->release_latency.sum_s);
+}
+
+/* The sweeps, then the counters and gauges of one sample each. */
+static void format_sweeps(const xlrd_metrics *m, const xlrd_metrics_gauges *g,
+                          xlr_prom *p)
+{
     const plain_metric tail[] = {
         { "xl_reaper_sweep_errors_total", "counter",
           "Sweeps that could not finish (a census or a domain list "
           "failed); the next one tries again.",
-          (double)m->sweep_errors },
+          (double)m->count[XLRD_COUNT_SWEEP_ERRORS] },
         { "xl_reaper_lock_failures_total", "counter",
           "Times the reaper lock could not be had in lock_timeout_ms "
           "(the reap waits for the next sweep).",
-          (double)m->lock_failures },
+          (double)m->count[XLRD_COUNT_LOCK_FAILURES] },
         { "xl_reaper_last_sweep_timestamp_seconds", "gauge",
           "When the last full or window sweep ended (Unix time; 0: none "
           "yet).  Alert when it is older than a few sweep_interval_s.",
@@ -177,74 +219,30 @@ static void format(const xlrd *d, xlr_prom *p, bool running)
         { "xl_reaper_uids_pending_retry", "gauge",
           "DM uids whose last reap had no verdict: the next sweep tries "
           "again.",
-          (double)retry },
+          (double)g->uids_pending_retry },
         { "xl_reaper_events_written_total", "counter",
           "Event lines written to the events file.",
-          (double)m->events_written },
+          (double)m->count[XLRD_COUNT_EVENTS_WRITTEN] },
         { "xl_reaper_events_dropped_total", "counter",
           "Events dropped, never written: the events file could not be "
           "written and the in-memory queue (1024 events) was full.",
-          (double)m->events_dropped },
+          (double)m->count[XLRD_COUNT_EVENTS_DROPPED] },
         { "xl_reaper_event_write_errors_total", "counter",
           "Failed writes of the events file (each event stays queued and "
           "is written again).",
-          (double)m->event_write_errors },
+          (double)m->count[XLRD_COUNT_EVENT_WRITE_ERRORS] },
         { "xl_reaper_events_queued", "gauge",
           "Events waiting in memory for the events file to be writable.",
-          (double)d->q_len },
+          (double)g->events_queued },
         { "xl_reaper_intents_redone_total", "counter",
           "Reaps an earlier run of the daemon began and did not finish "
           "(killed, or the host went down), done again at start.",
-          (double)m->intents_redone },
+          (double)m->count[XLRD_COUNT_INTENTS_REDONE] },
         { "xl_reaper_uids_backed_off", "gauge",
           "DM uids whose reaps left tasks alive (stuck) and that are now "
           "tried again after a doubling delay, not at every sweep.",
-          (double)backed_off },
+          (double)g->uids_backed_off },
     };
-
-    plain(p, head, sizeof(head) / sizeof(head[0]));
-
-    xlr_prom_family(p, "xl_reaper_reaps_total", "counter",
-                    "Reaps of a dead domain's DM uid, by what started them "
-                    "(release: @releaseDomain; sweep, census: tasks found "
-                    "under a dead domid's uid) and how they ended (empty, "
-                    "zombies: no live task left; remain: live tasks "
-                    "survived; error: no verdict).");
-    for (unsigned t = 0; t < XLRD_TRIGGERS; t++)
-        for (unsigned o = 0; o < XLRD_REAP_OUTCOMES; o++)
-            xlr_prom_sample(p, "xl_reaper_reaps_total",
-                            XLR_PROM_LABELS("trigger", trigger_names[t],
-                                            "outcome", outcome_names[o]),
-                            (double)m->reaps[t][o]);
-
-    xlr_prom_family(p, "xl_reaper_reaps_skipped_total", "counter",
-                    "Reaps not made: the domid was alive again (reused), "
-                    "or whether it lives could not be told (retried).");
-    xlr_prom_sample(p, "xl_reaper_reaps_skipped_total",
-                    XLR_PROM_LABELS("reason", "alive_again"),
-                    (double)m->skipped_alive);
-    xlr_prom_sample(p, "xl_reaper_reaps_skipped_total",
-                    XLR_PROM_LABELS("reason", "liveness_unknown"),
-                    (double)m->skipped_unknown);
-
-    xlr_prom_family(p, "xl_reaper_reap_duration_seconds", "histogram",
-                    "How long a reap took, from the call to its verdict "
-                    "(the kill and its verification), by trigger.");
-    for (unsigned t = 0; t < XLRD_TRIGGERS; t++)
-        xlr_prom_histogram(p, "xl_reaper_reap_duration_seconds",
-                           XLR_PROM_LABELS("trigger", trigger_names[t]),
-                           bounds, m->reap_duration[t].bucket,
-                           XLRD_LATENCY_BOUNDS, m->reap_duration[t].count,
-                           m->reap_duration[t].sum_s);
-
-    xlr_prom_family(p, "xl_reaper_release_latency_seconds", "histogram",
-                    "From the @releaseDomain event to the verdict on the "
-                    "dead domain's DM uid: how long a DM outlived its "
-                    "domain's release, at most.");
-    xlr_prom_histogram(p, "xl_reaper_release_latency_seconds",
-                       XLR_PROM_NO_LABELS, bounds, m->release_latency.bucket,
-                       XLRD_LATENCY_BOUNDS, m->release_latency.count,
-                       m->release_latency.sum_s);
 
     xlr_prom_family(p, "xl_reaper_sweeps_total", "counter",
                     "Sweeps that ran to their end, by kind (full: the "
@@ -257,21 +255,48 @@ static void format(const xlrd *d, xlr_prom *p, bool running)
     plain(p, tail, sizeof(tail) / sizeof(tail[0]));
 }
 
-void xlrd_metrics_write(xlrd *d, bool running)
+/* The file, in the order its families have always had (the names and
+ * their order are an interface). */
+static void format(const xlrd_metrics *m, const xlrd_metrics_gauges *g,
+                   xlr_prom *p, bool running)
 {
-    const char *path = xlreaper_config_get(d->ctx)->metrics_file;
+    const plain_metric head[] = {
+        { "xl_reaper_daemon_up", "gauge",
+          "1 while xl-reaperd runs; 0 once it has stopped cleanly.",
+          (double)running },
+        { "xl_reaper_daemon_start_time_seconds", "gauge",
+          "When xl-reaperd started (Unix time).", (double)m->start_s },
+        { "xl_reaper_metrics_timestamp_seconds", "gauge",
+          "When xl-reaperd wrote this file (Unix time); it does at least "
+          "every 5 s while it runs.",
+          wall_s() },
+        { "xl_reaper_xenstore_connected", "gauge",
+          "1 while xl-reaperd is connected to xenstore (it learns of deaths "
+          "from @releaseDomain).",
+          (double)g->xenstore_connected },
+    };
+
+    plain(p, head, sizeof(head) / sizeof(head[0]));
+    format_reaps(m, p);
+    format_durations(m, p);
+    format_sweeps(m, g, p);
+}
+
+void xlrd_metrics_write(xlrd_metrics *m, const char *path,
+                        const xlrd_metrics_gauges *g, bool running)
+{
     const char *text, *what = "formatting";
     size_t len;
     xlr_prom p;
     int e = 0;
 
-    d->next_metrics_us = xlrd_now_us() + XLRD_METRICS_PERIOD_S * 1000000u;
+    m->next_write_us = xlreaper_now_us() + XLRD_METRICS_PERIOD_S * 1000000u;
     if (!path)
         return;
     if (xlr_prom_init(&p) < 0) {
         e = ENOMEM;
     } else {
-        format(d, &p, running);
+        format(m, g, &p, running);
         if (xlr_prom_finish(&p, &text, &len) < 0)
             e = ENOMEM;
         else if (xlr_prom_write_file(path, text, len, &what) < 0)
@@ -281,13 +306,11 @@ void xlrd_metrics_write(xlrd *d, bool running)
     /* Once when it starts failing (or fails otherwise, or another file
      * fails after a reload), once when it works again: not at every
      * reap. */
-    if (e && (e != d->metrics.write_errno ||
-              strncmp(path, d->metrics.failed_path,
-                      sizeof(d->metrics.failed_path) - 1))) {
-        snprintf(d->metrics.failed_path, sizeof(d->metrics.failed_path), "%s",
-                 path);
+    if (e && (e != m->write_errno ||
+              strncmp(path, m->failed_path, sizeof(m->failed_path) - 1))) {
+        snprintf(m->failed_path, sizeof(m->failed_path), "%s", path);
         errno = e;
-        XLRD_LOGE(d, WARN,
+        XLRD_LOGE(WARN,
                   "metrics file %s: %s%s; reaping goes on without it, and "
                   "each later write tries again",
                   path, what,
@@ -295,8 +318,8 @@ void xlrd_metrics_write(xlrd *d, bool running)
                                 "prometheus-node-exporter installed? "
                                 "metrics_file in the config sets another)"
                               : "");
-    } else if (!e && d->metrics.write_errno) {
-        XLRD_LOG(d, NOTICE, "metrics file %s: written again", path);
+    } else if (!e && m->write_errno) {
+        XLRD_LOG(NOTICE, "metrics file %s: written again", path);
     }
-    d->metrics.write_errno = e;
+    m->write_errno = e;
 }

@@ -10,7 +10,7 @@
  */
 #include <string.h>
 
-#include "xl_reaperd.h"
+#include "xl_reaperd_parse.h"
 
 /* A uid as a decimal string: digits only, no sign, no leading zero.
  * xenstore values are byte strings: a NUL inside is not a digit. */

@@ -41,7 +41,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "xl_reaperd.h"
+#include "xl_reaperd_log.h"
+#include "xl_reaperd_reap.h"
 
 /* A uid whose reaps leave live or stuck tasks is tried again after
  * sweep_interval_s, then after twice that, and so on up to this many
@@ -61,7 +62,7 @@
  * unfinished), and for a release event_us, from the watch event to the
  * verdict.
  */
-static void emit(xlrd *d, xlrd_trigger trig, uint32_t domid,
+static void emit(xlrd_reaper *rp, xlrd_trigger trig, uint32_t domid,
                  const xlreaper_reap_result *res, int rc, uint64_t intent,
                  bool recovered)
 {
@@ -70,16 +71,18 @@ static void emit(xlrd *d, xlrd_trigger trig, uint32_t domid,
     int n;
 
     if (xlreaper_reap_result_json(res, &json) || json[0] != '{') {
-        XLRD_LOG(d, ERROR, "domid %u: out of memory for its event", domid);
+        XLRD_LOG(ERROR, "domid %u: out of memory for its event", domid);
         free(json);
         return;
     }
-    if (d->doms[domid].kill_uid)
-        snprintf(kuid, sizeof(kuid), "%u", d->doms[domid].kill_uid);
-    if (trig == XLRD_TRIGGER_RELEASE && d->doms[domid].event_us)
-        snprintf(
-            extra, sizeof(extra), "\"event_us\":%llu,",
-            (unsigned long long)(xlrd_now_us() - d->doms[domid].event_us));
+    uint32_t kill_uid = xlrd_domains_kill_uid(rp->dm, domid);
+    uint64_t event_us = rp->doms[domid].event_us;
+
+    if (kill_uid)
+        snprintf(kuid, sizeof(kuid), "%u", kill_uid);
+    if (trig == XLRD_TRIGGER_RELEASE && event_us)
+        snprintf(extra, sizeof(extra), "\"event_us\":%llu,",
+                 (unsigned long long)(xlreaper_now_us() - event_us));
     if (intent)
         snprintf(ids, sizeof(ids), "\"intent\":%llu,%s",
                  (unsigned long long)intent,
@@ -95,53 +98,54 @@ static void emit(xlrd *d, xlrd_trigger trig, uint32_t domid,
                  json + 1);
     free(json);
     if (n < 0) {
-        XLRD_LOG(d, ERROR, "domid %u: out of memory for its event", domid);
+        XLRD_LOG(ERROR, "domid %u: out of memory for its event", domid);
         return;
     }
-    XLRD_LOG(d, NOTICE, "event: %.*s", n - 1, line);
+    XLRD_LOG(NOTICE, "event: %.*s", n - 1, line);
     /* The queue takes the line, and ends the intent once it is
      * written. */
-    xlrd_events_put(d, line, (size_t)n, intent);
+    xlrd_events_put(rp->ev, line, (size_t)n, intent);
 }
 
 /* ---------- one reap ---------- */
 
-static void forget(xlrd *d, uint32_t domid)
+static void forget(xlrd_reaper *rp, uint32_t domid)
 {
-    xlrd_xs_watch_kill_uid(d, domid, false);
-    d->doms[domid].alive = false;
-    d->doms[domid].kill_uid = 0;
-    d->doms[domid].event_us = 0;
-    d->doms[domid].intent = 0;
-    d->doms[domid].recovered = false;
-    if (d->doms[domid].dead_pending) {
-        d->doms[domid].dead_pending = false;
-        d->dead_pending--;
+    xlrd_dom *dom = &rp->doms[domid];
+
+    xlrd_xs_watch_kill_uid(rp->xs, domid, false);
+    dom->alive = false;
+    xlrd_domains_forget_kill_uid(rp->dm, domid);
+    dom->event_us = 0;
+    (void)xlrd_intent_take(rp->st, domid);
+    if (dom->dead_pending) {
+        dom->dead_pending = false;
+        rp->dead_pending--;
     }
 }
 
-static void learn(xlrd *d, uint32_t domid)
+static void learn(xlrd_reaper *rp, uint32_t domid)
 {
+    xlrd_dom *dom = &rp->doms[domid];
+
     /* Its death's intent record, durable before it is said known. */
-    if (!d->doms[domid].intent)
-        d->doms[domid].intent = xlrd_intent_alive(d, domid);
-    d->doms[domid].recovered = false;
-    XLRD_LOG(d, DEBUG, "domid %u: a new domain", domid);
-    d->doms[domid].alive = true;
-    d->doms[domid].zombies_only = false;
-    d->doms[domid].failures = 0;
-    d->doms[domid].next_try_us = 0;
-    xlrd_read_kill_uid(d, domid);
-    xlrd_xs_watch_kill_uid(d, domid, true);
+    xlrd_intent_learn(rp->st, domid);
+    XLRD_LOG(DEBUG, "domid %u: a new domain", domid);
+    dom->alive = true;
+    dom->zombies_only = false;
+    dom->failures = 0;
+    dom->next_try_us = 0;
+    xlrd_read_kill_uid(rp->dm, domid);
+    xlrd_xs_watch_kill_uid(rp->xs, domid, true);
 }
 
 /* A reap that left tasks alive (or stuck): the uid is not tried again
  * at every sweep, but after a delay that doubles, and each time it is
  * said.  (A new death of the domid is reaped at once all the same.) */
-static void backoff(xlrd *d, uint32_t domid)
+static void backoff(xlrd_reaper *rp, uint32_t domid)
 {
-    xlrd_dom *dom = &d->doms[domid];
-    uint64_t s = xlreaper_config_get(d->ctx)->sweep_interval_s;
+    xlrd_dom *dom = &rp->doms[domid];
+    uint64_t s = xlreaper_config_get(rp->ctx)->sweep_interval_s;
     uint64_t cap = s * BACKOFF_MAX_SWEEPS;
 
     if (cap > BACKOFF_MAX_S)
@@ -153,8 +157,8 @@ static void backoff(xlrd *d, uint32_t domid)
         s = cap;
     if (!s)
         s = 1;
-    dom->next_try_us = xlrd_now_us() + s * 1000000u;
-    XLRD_LOG(d, WARN,
+    dom->next_try_us = xlreaper_now_us() + s * 1000000u;
+    XLRD_LOG(WARN,
              "domid %u: its uid still has tasks after %u reap%s; backing "
              "off: next try in %llu s",
              domid, dom->failures, dom->failures == 1 ? "" : "s",
@@ -162,7 +166,7 @@ static void backoff(xlrd *d, uint32_t domid)
 }
 
 /* Reaps domid's uid under the held lock, unless it lives again. */
-static xlrd_reap_status reap_locked(xlrd *d, xlreaper_lock *lock,
+static xlrd_reap_status reap_locked(xlrd_reaper *rp, xlreaper_lock *lock,
                                     uint32_t domid, xlrd_trigger trig,
                                     unsigned cand, uint64_t intent,
                                     bool recovered, bool *reported_r)
@@ -173,28 +177,28 @@ static xlrd_reap_status reap_locked(xlrd *d, xlreaper_lock *lock,
     int alive, rc;
 
     /* The last question before the kill: see the top of this file. */
-    alive = xlrd_domain_alive(d, domid);
+    alive = xlrd_domain_alive(rp->dm, domid);
     if (alive != 0) {
         if (alive > 0)
-            XLRD_LOG(d, NOTICE,
+            XLRD_LOG(NOTICE,
                      "domid %u: alive again before its uid was reaped (the "
                      "domid was reused): not killing, its new DM would die",
                      domid);
         else
-            XLRD_LOG(d, WARN,
+            XLRD_LOG(WARN,
                      "domid %u: cannot tell whether it lives: not killing "
                      "now; the next sweep tries again",
                      domid);
         if (alive < 0)
-            d->doms[domid].retry = true;
-        if (alive > 0)
-            d->metrics.skipped_alive++;
-        else
-            d->metrics.skipped_unknown++;
+            rp->doms[domid].retry = true;
+        xlrd_metrics_count(rp->m,
+                           alive > 0 ? XLRD_COUNT_SKIPPED_ALIVE
+                                     : XLRD_COUNT_SKIPPED_UNKNOWN,
+                           1);
         return alive > 0 ? XLRD_REAP_ALIVE : XLRD_REAP_UNKNOWN;
     }
 
-    XLRD_LOG(d, INFO, "domid %u: reaping its DM uid (%s)", domid,
+    XLRD_LOG(INFO, "domid %u: reaping its DM uid (%s)", domid,
              trig == XLRD_TRIGGER_RELEASE ? "it died" : "its uid has tasks");
     xlreaper_reap_result_init(&res);
     res.lock_wait_us = xlreaper_lock_wait_us(lock);
@@ -205,7 +209,7 @@ static xlrd_reap_status reap_locked(xlrd *d, xlreaper_lock *lock,
      * waited for (the reap marks the uid, so that no spawn starts a DM
      * in it meanwhile: xlreaper_lock.c). */
     rc = xlreaper_reap_flags(
-        d->ctx, lock, domid,
+        rp->ctx, lock, domid,
         XLREAPER_REAP_LOCK_ROUNDS |
             (trig == XLRD_TRIGGER_RELEASE ? XLREAPER_REAP_WAIT_EMPTY : 0),
         &res);
@@ -226,28 +230,28 @@ static xlrd_reap_status reap_locked(xlrd *d, xlreaper_lock *lock,
         report = !nothing;
     }
     if (done) {
-        d->doms[domid].zombies_only = res.outcome == XLREAPER_OUTCOME_ZOMBIES;
-        d->doms[domid].reaped_us = xlrd_now_us();
+        rp->doms[domid].zombies_only = res.outcome == XLREAPER_OUTCOME_ZOMBIES;
+        rp->doms[domid].reaped_us = xlreaper_now_us();
     }
     if (report) {
         what = xlreaper_reap_result_describe(&res);
-        xlrd_log(d, done ? XTL_INFO : XTL_ERROR, -1, "%s%s%s",
+        xlrd_log(done ? XTL_INFO : XTL_ERROR, -1, "%s%s%s",
                  what ? what : "(out of memory)", rc ? ": " : "",
                  rc ? xlreaper_strerror(rc) : "");
         free(what);
-        emit(d, trig, domid, &res, rc, intent, recovered);
+        emit(rp, trig, domid, &res, rc, intent, recovered);
         /* Counted as the events are: what a sweep did, not every uid
          * it looked at. */
-        xlrd_metrics_reap(d, trig, domid, &res);
+        xlrd_metrics_reap(rp->m, trig, &res, rp->doms[domid].event_us);
     }
     if (done) {
-        d->doms[domid].failures = 0;
-        d->doms[domid].next_try_us = 0;
+        rp->doms[domid].failures = 0;
+        rp->doms[domid].next_try_us = 0;
     } else if (res.outcome == XLREAPER_OUTCOME_REMAIN) {
-        backoff(d, domid);
+        backoff(rp, domid);
     }
     xlreaper_reap_result_dispose(&res);
-    d->doms[domid].retry = !done;
+    rp->doms[domid].retry = !done;
     if (reported_r)
         *reported_r = report;
     return done ? XLRD_REAP_DONE : XLRD_REAP_FAILED;
@@ -255,9 +259,10 @@ static xlrd_reap_status reap_locked(xlrd *d, xlreaper_lock *lock,
 
 /* intent: the open record this reap finishes (the domain's "A", or one
  * an earlier run left, then recovered), or 0 for a new one. */
-static xlrd_reap_status reap_domid(xlrd *d, uint32_t domid, xlrd_trigger trig,
-                                   unsigned cand, uint64_t intent,
-                                   bool recovered, bool *reported_r)
+static xlrd_reap_status reap_domid(xlrd_reaper *rp, uint32_t domid,
+                                   xlrd_trigger trig, unsigned cand,
+                                   uint64_t intent, bool recovered,
+                                   bool *reported_r)
 {
     xlreaper_lock *lock = NULL;
     bool reported = false;
@@ -266,37 +271,37 @@ static xlrd_reap_status reap_domid(xlrd *d, uint32_t domid, xlrd_trigger trig,
 
     /* Durable before the lock is taken, and so before the kill. */
     if (!intent)
-        intent = xlrd_intent_begin(d, domid, trig, cand);
-    XLRD_LOG(d, INFO, "domid %u%s: taking the reaper lock", domid,
+        intent = xlrd_intent_begin(rp->st, domid, trig, cand);
+    XLRD_LOG(INFO, "domid %u%s: taking the reaper lock", domid,
              trig == XLRD_TRIGGER_RELEASE ? " died" : "'s uid has tasks");
-    rc = xlreaper_lock_acquire(d->ctx, &lock);
+    rc = xlreaper_lock_acquire(rp->ctx, &lock);
     if (rc) {
-        XLRD_LOG(d, ERROR,
+        XLRD_LOG(ERROR,
                  "domid %u: cannot take the reaper lock (%s); the next "
                  "sweep tries again",
                  domid, xlreaper_strerror(rc));
-        d->metrics.lock_failures++;
-        d->doms[domid].retry = true;
+        xlrd_metrics_count(rp->m, XLRD_COUNT_LOCK_FAILURES, 1);
+        rp->doms[domid].retry = true;
         st = XLRD_REAP_NOLOCK;
     } else {
-        st = reap_locked(d, lock, domid, trig, cand, intent, recovered,
+        st = reap_locked(rp, lock, domid, trig, cand, intent, recovered,
                          &reported);
         xlreaper_lock_release(lock);
     }
     /* An event ends its intent once written; no event, no wait. */
     if (!reported)
-        xlrd_intent_end(d, intent);
+        xlrd_intent_end(rp->st, intent, xlrd_events_queued(rp->ev) == 0);
     if (reported_r)
         *reported_r = reported;
     /* A known domain is forgotten once its death was dealt with. */
-    if (d->doms[domid].alive) {
+    if (rp->doms[domid].alive) {
         switch (st) {
         case XLRD_REAP_DONE:
         case XLRD_REAP_FAILED: /* retry is set: a sweep takes it on */
-        case XLRD_REAP_NOLOCK: forget(d, domid); break;
+        case XLRD_REAP_NOLOCK: forget(rp, domid); break;
         case XLRD_REAP_ALIVE: /* a new domain: learnt afresh */
-            forget(d, domid);
-            learn(d, domid);
+            forget(rp, domid);
+            learn(rp, domid);
             break;
         case XLRD_REAP_UNKNOWN: /* still known alive: asked again */ break;
         }
@@ -304,21 +309,21 @@ static xlrd_reap_status reap_domid(xlrd *d, uint32_t domid, xlrd_trigger trig,
     return st;
 }
 
-xlrd_reap_status xlrd_reap_domid(xlrd *d, uint32_t domid, xlrd_trigger trig,
-                                 unsigned cand, bool *reported_r)
+xlrd_reap_status xlrd_reap_domid(xlrd_reaper *rp, uint32_t domid,
+                                 xlrd_trigger trig, unsigned cand,
+                                 bool *reported_r)
 {
-    xlrd_dom *dom = &d->doms[domid];
     uint64_t intent = 0;
     bool recovered = false;
 
     /* A known domain's death: the record of its birth is its intent. */
-    if (trig == XLRD_TRIGGER_RELEASE && dom->intent) {
-        intent = dom->intent;
-        recovered = dom->recovered;
-        dom->intent = 0;
-        dom->recovered = false;
+    if (trig == XLRD_TRIGGER_RELEASE && xlrd_intent_of(rp->st, domid)->id) {
+        xlrd_intent r = xlrd_intent_take(rp->st, domid);
+
+        intent = r.id;
+        recovered = r.recovered;
     }
-    return reap_domid(d, domid, trig, cand, intent, recovered, reported_r);
+    return reap_domid(rp, domid, trig, cand, intent, recovered, reported_r);
 }
 
 /* ---------- the reaper uid at start ---------- */
@@ -330,18 +335,18 @@ xlrd_reap_status xlrd_reap_domid(xlrd *d, uint32_t domid, xlrd_trigger trig,
 #define REAPER_UID_WAIT_MS 3000u
 #define REAPER_UID_POLL_US 20000u
 
-void xlrd_wait_reaper_uid(xlrd *d)
+void xlrd_wait_reaper_uid(xlrd_reaper *rp)
 {
-    uid_t pet = xlreaper_config_get(d->ctx)->reaper_uid;
-    uint64_t start = xlrd_now_us();
+    uid_t pet = xlreaper_config_get(rp->ctx)->reaper_uid;
+    uint64_t start = xlreaper_now_us();
     bool empty = false, said = false;
 
     for (;;) {
         /* No answer: the reaps go on, and say what they find. */
-        if (xlreaper_uid_empty(d->ctx, pet, &empty) || empty)
+        if (xlreaper_uid_empty(rp->ctx, pet, &empty) || empty)
             break;
         if (!said) {
-            XLRD_LOG(d, NOTICE,
+            XLRD_LOG(NOTICE,
                      "the reaper uid %lu has tasks (a run killed while it "
                      "reaped leaves its killer there, dying or a zombie, "
                      "until init reaps it, and no reap kills while the "
@@ -349,8 +354,8 @@ void xlrd_wait_reaper_uid(xlrd *d)
                      (unsigned long)pet, REAPER_UID_WAIT_MS);
             said = true;
         }
-        if (xlrd_now_us() - start >= REAPER_UID_WAIT_MS * 1000ull) {
-            XLRD_LOG(d, WARN,
+        if (xlreaper_now_us() - start >= REAPER_UID_WAIT_MS * 1000ull) {
+            XLRD_LOG(WARN,
                      "the reaper uid %lu still has tasks after %u ms: "
                      "every reap is refused while it has",
                      (unsigned long)pet, REAPER_UID_WAIT_MS);
@@ -359,82 +364,146 @@ void xlrd_wait_reaper_uid(xlrd *d)
         usleep(REAPER_UID_POLL_US);
     }
     if (said)
-        XLRD_LOG(d, NOTICE, "the reaper uid %lu is empty after %.1f ms",
-                 (unsigned long)pet, (double)(xlrd_now_us() - start) / 1000.0);
+        XLRD_LOG(NOTICE, "the reaper uid %lu is empty after %.1f ms",
+                 (unsigned long)pet,
+                 (double)(xlreaper_now_us() - start) / 1000.0);
 }
 
 /* ---------- deaths ---------- */
 
-void xlrd_reconcile(xlrd *d)
+bool xlrd_reconcile(xlrd_reaper *rp)
 {
     uint32_t max = xlreaper_max_domid();
-    bool *now = d->listed;
+    bool *now = rp->listed;
+    uint64_t release_us;
 
-    d->reconcile_pending = false;
-    if (xlrd_domains_list(d, now) < 0)
-        return; /* logged; the next event or sweep lists again */
+    if (!xlrd_domains_can_list(rp->dm) ||
+        !xlrd_xs_take_reconcile(rp->xs, &release_us))
+        return false;
+    if (xlrd_domains_list(rp->dm, now) < 0)
+        return true; /* logged; the next event or sweep lists again */
     for (uint32_t i = 1; i <= max; i++) {
-        xlrd_dom *dom = &d->doms[i];
+        xlrd_dom *dom = &rp->doms[i];
 
-        if (dom->adopt) {
+        if (xlrd_intent_of(rp->st, i)->adopt) {
             /* Known alive by an earlier run (its "A" record): alive
              * still, or it died while no daemon watched. */
-            dom->adopt = false;
+            xlrd_intent_adopted(rp->st, i);
             if (now[i]) {
-                learn(d, i);
+                learn(rp, i);
                 continue;
             }
-            XLRD_LOG(d, NOTICE,
+            XLRD_LOG(NOTICE,
                      "domid %u: known alive by an earlier run, dead now: "
                      "reaping its uid",
                      i);
-            d->metrics.intents_redone++;
+            xlrd_metrics_count(rp->m, XLRD_COUNT_INTENTS_REDONE, 1);
             dom->alive = true;
             dom->dead_pending = true;
             dom->event_us = 0;
-            d->dead_pending++;
+            rp->dead_pending++;
             continue;
         }
         if (now[i] && !dom->alive)
-            learn(d, i);
-        else if (now[i] && !dom->watched)
-            xlrd_xs_watch_kill_uid(d, i, true); /* after a reconnect */
+            learn(rp, i);
+        else if (now[i] && !xlrd_xs_watched(rp->xs, i))
+            xlrd_xs_watch_kill_uid(rp->xs, i, true); /* after a reconnect */
         else if (!now[i] && dom->alive && !dom->dead_pending) {
             /* Reaped by xlrd_reap_next, one at a time, each under a
              * lock of its own and after one more question. */
             dom->dead_pending = true;
-            dom->event_us = d->release_us;
-            d->dead_pending++;
+            dom->event_us = release_us;
+            rp->dead_pending++;
         }
     }
-    d->release_us = 0;
+    xlrd_xs_release_done(rp->xs);
+    return true;
 }
 
-bool xlrd_reap_next(xlrd *d)
+bool xlrd_reap_next(xlrd_reaper *rp)
 {
     uint32_t max = xlreaper_max_domid();
 
-    if (!d->dead_pending)
+    if (!rp->dead_pending)
         return false;
     for (uint32_t i = 1; i <= max; i++) {
-        if (!d->doms[i].dead_pending)
+        if (!rp->doms[i].dead_pending)
             continue;
-        xlrd_dom *dom = &d->doms[i];
-        uint64_t intent = dom->intent;
-        bool recovered = dom->recovered;
+        xlrd_intent r = xlrd_intent_take(rp->st, i);
 
-        dom->dead_pending = false;
-        d->dead_pending--;
-        dom->intent = 0;
-        dom->recovered = false;
-        if (recovered)
-            reap_domid(d, i, (xlrd_trigger)dom->intent_trigger,
-                       dom->intent_cand, intent, true, NULL);
+        rp->doms[i].dead_pending = false;
+        rp->dead_pending--;
+        if (r.recovered)
+            reap_domid(rp, i, (xlrd_trigger)r.trigger, r.cand, r.id, true,
+                       NULL);
         else
-            reap_domid(d, i, XLRD_TRIGGER_RELEASE, 0, intent, false, NULL);
-        xlrd_metrics_write(d, true);
+            reap_domid(rp, i, XLRD_TRIGGER_RELEASE, 0, r.id, false, NULL);
+        /* The metrics say so at the loop's next turn. */
+        xlrd_metrics_due(rp->m);
         return true;
     }
-    d->dead_pending = 0; /* not reached: the count said one was */
+    rp->dead_pending = 0; /* not reached: the count said one was */
     return false;
+}
+
+/* ---------- the known domains ---------- */
+
+int xlrd_reaper_init(xlrd_reaper *rp, xlreaper_ctx *ctx, xlrd_domains *dm,
+                     xlrd_xs *xs, xlrd_events *ev, xlrd_state *st,
+                     xlrd_metrics *m)
+{
+    uint32_t n = xlreaper_max_domid() + 1;
+
+    *rp = (xlrd_reaper){
+        .ctx = ctx, .dm = dm, .xs = xs, .ev = ev, .st = st, .m = m
+    };
+    rp->doms = calloc(n, sizeof(*rp->doms));
+    rp->listed = calloc(n, sizeof(*rp->listed));
+    return rp->doms && rp->listed ? 0 : -1;
+}
+
+void xlrd_reaper_dispose(xlrd_reaper *rp)
+{
+    free(rp->doms);
+    free(rp->listed);
+    rp->doms = NULL;
+    rp->listed = NULL;
+}
+
+void xlrd_reaper_counts(const xlrd_reaper *rp, unsigned *retry_r,
+                        unsigned *backed_off_r)
+{
+    uint32_t max = xlreaper_max_domid();
+    unsigned retry = 0, backed_off = 0;
+
+    for (uint32_t i = 1; i <= max; i++) {
+        retry += rp->doms[i].retry;
+        backed_off += rp->doms[i].failures > 0;
+    }
+    *retry_r = retry;
+    *backed_off_r = backed_off;
+}
+
+void xlrd_reaper_recovered(xlrd_reaper *rp)
+{
+    uint32_t max = xlreaper_max_domid();
+    unsigned redone = 0;
+
+    for (uint32_t i = 1; i <= max; i++) {
+        if (!xlrd_intent_take_redo(rp->st, i) || rp->doms[i].dead_pending)
+            continue;
+        rp->doms[i].dead_pending = true;
+        rp->dead_pending++;
+        redone++;
+    }
+    xlrd_metrics_count(rp->m, XLRD_COUNT_INTENTS_REDONE, redone);
+}
+
+void xlrd_reaper_kill_uids(xlrd_reaper *rp)
+{
+    uint32_t domid;
+
+    while (xlrd_xs_take_kill_uid(rp->xs, &domid))
+        if (rp->doms[domid].alive)
+            xlrd_read_kill_uid(rp->dm, domid);
 }

@@ -36,13 +36,15 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "xl_reaperd.h"
+#include "xl_reaperd_log.h"
+#include "xl_reaperd_state.h"
 
 #define PID_FILE "xl-reaperd.pid"
 #define JOURNAL "intents"
@@ -70,21 +72,21 @@ static int make_dir(const char *path, mode_t mode)
     return 0;
 }
 
-int xlrd_run_lock(xlrd *d)
+int xlrd_run_lock(xlrd_state *st)
 {
     struct flock fl = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
     char path[PATH_MAX], pid[32];
     int fd, n;
 
-    if (make_dir(d->run_dir, 0755) < 0) {
-        XLRD_LOGE(d, ERROR, "run directory %s", d->run_dir);
+    if (make_dir(st->run_dir, 0755) < 0) {
+        XLRD_LOGE(ERROR, "run directory %s", st->run_dir);
         return XLRD_EXIT_USAGE;
     }
-    snprintf(path, sizeof(path), "%s/" PID_FILE, d->run_dir);
+    snprintf(path, sizeof(path), "%s/" PID_FILE, st->run_dir);
     fd =
         open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0644);
     if (fd < 0) {
-        XLRD_LOGE(d, ERROR, "opening %s", path);
+        XLRD_LOGE(ERROR, "opening %s", path);
         return XLRD_EXIT_FAIL;
     }
     if (fcntl(fd, F_SETLK, &fl) < 0) {
@@ -94,27 +96,27 @@ int xlrd_run_lock(xlrd *d)
             struct flock q = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 
             if (fcntl(fd, F_GETLK, &q) == 0 && q.l_type != F_UNLCK)
-                XLRD_LOG(d, ERROR,
+                XLRD_LOG(ERROR,
                          "another xl-reaperd (pid %ld) runs on the run "
                          "directory %s (it holds %s); not starting a "
                          "second one",
-                         (long)q.l_pid, d->run_dir, path);
+                         (long)q.l_pid, st->run_dir, path);
             else
-                XLRD_LOG(d, ERROR,
+                XLRD_LOG(ERROR,
                          "another xl-reaperd runs on the run directory %s "
                          "(it holds %s); not starting a second one",
-                         d->run_dir, path);
+                         st->run_dir, path);
         } else {
             errno = e;
-            XLRD_LOGE(d, ERROR, "locking %s", path);
+            XLRD_LOGE(ERROR, "locking %s", path);
         }
         close(fd);
         return e == EAGAIN || e == EACCES ? XLRD_EXIT_USAGE : XLRD_EXIT_FAIL;
     }
     n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
     if (ftruncate(fd, 0) < 0 || pwrite(fd, pid, (size_t)n, 0) != n)
-        XLRD_LOGE(d, WARN, "writing %s", path); /* the lock is what counts */
-    d->run_fd = fd;
+        XLRD_LOGE(WARN, "writing %s", path); /* the lock is what counts */
+    st->run_fd = fd;
     return 0;
 }
 
@@ -133,7 +135,7 @@ static int fsync_dir(const char *path)
 
 /* Whether the events file has a line of intent id (in its last
  * megabytes: an unfinished record's line is at its end). */
-static bool events_have(xlrd *d, uint64_t id)
+static bool events_have(const char *events_path, uint64_t id)
 {
     char needle[48], *buf;
     struct stat st;
@@ -142,9 +144,9 @@ static bool events_have(xlrd *d, uint64_t id)
     bool found;
     int fd;
 
-    if (!d->events_path)
+    if (!events_path)
         return false;
-    fd = open(d->events_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    fd = open(events_path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0)
         return false;
     if (fstat(fd, &st) < 0 || !(buf = malloc(INTENT_LOOKBACK + 1))) {
@@ -172,7 +174,7 @@ typedef struct {
 
 /* The records of text (len bytes); a last line without its newline was
  * never made durable: its reap never started. */
-static record *parse(const xlrd *d, char *text, size_t len, unsigned *num_r)
+static record *parse(char *text, size_t len, unsigned *num_r)
 {
     record *r = NULL;
     unsigned num = 0, cap = 0;
@@ -213,8 +215,7 @@ static record *parse(const xlrd *d, char *text, size_t len, unsigned *num_r)
                 if (r[i].id == id)
                     r[i].open = false;
         } else {
-            XLRD_LOG(d, WARN, "intent journal: ignoring the line \"%.60s\"",
-                     p);
+            XLRD_LOG(WARN, "intent journal: ignoring the line \"%.60s\"", p);
         }
         p = nl + 1;
     }
@@ -260,13 +261,13 @@ static char *read_all(int fd, size_t *len_r)
 }
 
 /* The journal replaced by one that holds the open records only. */
-static int rewrite(xlrd *d, const record *r, unsigned num)
+static int rewrite(const xlrd_state *st, const record *r, unsigned num)
 {
     char path[PATH_MAX], tmp[PATH_MAX], line[96];
     int fd, rc = -1;
 
-    snprintf(path, sizeof(path), "%s/" JOURNAL, d->state_dir);
-    snprintf(tmp, sizeof(tmp), "%s/" JOURNAL_NEW, d->state_dir);
+    snprintf(path, sizeof(path), "%s/" JOURNAL, st->state_dir);
+    snprintf(tmp, sizeof(tmp), "%s/" JOURNAL_NEW, st->state_dir);
     fd =
         open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0)
@@ -286,7 +287,7 @@ static int rewrite(xlrd *d, const record *r, unsigned num)
             goto out;
     }
     if (fdatasync(fd) < 0 || rename(tmp, path) < 0 ||
-        fsync_dir(d->state_dir) < 0)
+        fsync_dir(st->state_dir) < 0)
         goto out;
     rc = 0;
 out:
@@ -296,157 +297,164 @@ out:
     return rc;
 }
 
-int xlrd_intents_open(xlrd *d)
+int xlrd_intents_open(xlrd_state *st, const char *events_path)
 {
     char path[PATH_MAX], *text;
     record *r = NULL;
-    unsigned num = 0, redone = 0, opened = 0;
+    unsigned num = 0, opened = 0;
     size_t len = 0;
     int fd;
 
-    if (make_dir(d->state_dir, 0700) < 0) {
-        XLRD_LOGE(d, ERROR, "state directory %s", d->state_dir);
+    if (make_dir(st->state_dir, 0700) < 0) {
+        XLRD_LOGE(ERROR, "state directory %s", st->state_dir);
         return -1;
     }
-    snprintf(path, sizeof(path), "%s/" JOURNAL, d->state_dir);
+    snprintf(path, sizeof(path), "%s/" JOURNAL, st->state_dir);
     fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     if (fd >= 0) {
         text = read_all(fd, &len);
         close(fd);
         if (!text) {
-            XLRD_LOGE(d, ERROR, "reading %s", path);
+            XLRD_LOGE(ERROR, "reading %s", path);
             return -1;
         }
-        r = parse(d, text, len, &num);
+        r = parse(text, len, &num);
         free(text);
     } else if (errno != ENOENT) {
-        XLRD_LOGE(d, ERROR, "opening %s", path);
+        XLRD_LOGE(ERROR, "opening %s", path);
         return -1;
     }
     for (unsigned i = 0; i < num; i++) {
-        xlrd_dom *dom = &d->doms[r[i].domid];
+        xlrd_intent *dom = &st->rec[r[i].domid];
 
-        if (r[i].id > d->last_intent)
-            d->last_intent = r[i].id;
+        if (r[i].id > st->last_intent)
+            st->last_intent = r[i].id;
         if (!r[i].open)
             continue;
-        if (events_have(d, r[i].id)) {
+        if (events_have(events_path, r[i].id)) {
             /* Killed after its event, before its end. */
             r[i].open = false;
             continue;
         }
-        if (dom->intent) {
+        if (dom->id) {
             /* Two of one domid: the later one stands for both. */
             for (unsigned j = 0; j < i; j++)
-                if (r[j].id == dom->intent)
+                if (r[j].id == dom->id)
                     r[j].open = false;
         } else {
             opened++;
         }
-        dom->intent = r[i].id;
+        dom->id = r[i].id;
         dom->recovered = true;
         if (r[i].trig == XLRD_TRIGGERS) {
             /* A birth: the first list says whether it died meanwhile. */
             dom->adopt = true;
-            dom->intent_trigger = XLRD_TRIGGER_RELEASE;
-            dom->intent_cand = 0;
+            dom->trigger = XLRD_TRIGGER_RELEASE;
+            dom->cand = 0;
             continue;
         }
         dom->adopt = false;
-        if (!dom->dead_pending) {
-            dom->dead_pending = true;
-            d->dead_pending++;
-            redone++;
-        }
-        dom->intent_trigger = (uint8_t)r[i].trig;
-        dom->intent_cand = (uint8_t)r[i].cand;
-        XLRD_LOG(d, NOTICE,
+        dom->redo = true;
+        dom->trigger = (uint8_t)r[i].trig;
+        dom->cand = (uint8_t)r[i].cand;
+        XLRD_LOG(NOTICE,
                  "domid %u: a reap of an earlier run did not finish (intent "
                  "%" PRIu64 "): reaping it again",
                  r[i].domid, r[i].id);
     }
-    d->intents_open = opened;
-    d->metrics.intents_redone += redone;
-    if (rewrite(d, r, num) < 0) {
-        XLRD_LOGE(d, ERROR, "rewriting %s", path);
+    st->intents_open = opened;
+    if (rewrite(st, r, num) < 0) {
+        XLRD_LOGE(ERROR, "rewriting %s", path);
         free(r);
         return -1;
     }
     free(r);
-    d->intent_fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
-    if (d->intent_fd < 0) {
-        XLRD_LOGE(d, ERROR, "opening %s", path);
+    st->intent_fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    if (st->intent_fd < 0) {
+        XLRD_LOGE(ERROR, "opening %s", path);
         return -1;
     }
     return 0;
 }
 
-void xlrd_intents_close(xlrd *d)
+int xlrd_state_init(xlrd_state *st, const char *run_dir, const char *state_dir)
 {
-    if (d->intent_fd >= 0)
-        close(d->intent_fd);
-    d->intent_fd = -1;
-    if (d->run_fd >= 0)
-        close(d->run_fd);
-    d->run_fd = -1;
+    memset(st, 0, sizeof(*st));
+    st->run_dir = run_dir;
+    st->state_dir = state_dir;
+    st->run_fd = st->intent_fd = -1;
+    st->rec = calloc(xlreaper_max_domid() + 1, sizeof(*st->rec));
+    return st->rec ? 0 : -1;
 }
 
-uint64_t xlrd_intent_begin(xlrd *d, uint32_t domid, xlrd_trigger trig,
+void xlrd_state_dispose(xlrd_state *st)
+{
+    if (st->intent_fd >= 0)
+        close(st->intent_fd);
+    st->intent_fd = -1;
+    if (st->run_fd >= 0)
+        close(st->run_fd);
+    st->run_fd = -1;
+    free(st->rec);
+    st->rec = NULL;
+}
+
+uint64_t xlrd_intent_begin(xlrd_state *st, uint32_t domid, xlrd_trigger trig,
                            unsigned cand)
 {
     uint64_t id = xlrd_wall_us();
     char line[96];
     int n, e;
 
-    if (d->intent_fd < 0)
+    if (st->intent_fd < 0)
         return 0;
-    if (id <= d->last_intent)
-        id = d->last_intent + 1;
+    if (id <= st->last_intent)
+        id = st->last_intent + 1;
     n = snprintf(line, sizeof(line), "B %" PRIu64 " %u %u %u\n", id, domid,
                  (unsigned)trig, cand);
-    e = xlrd_write_line(d->intent_fd, line, (size_t)n, true);
+    e = xlrd_write_line(st->intent_fd, line, (size_t)n, true);
     if (e) {
         errno = e;
-        XLRD_LOGE(d, ERROR,
+        XLRD_LOGE(ERROR,
                   "domid %u: its intent record could not be written; "
                   "reaping all the same (a crash before its event would "
                   "lose the event, not the reap)",
                   domid);
         return 0;
     }
-    d->last_intent = id;
-    d->intents_open++;
+    st->last_intent = id;
+    st->intents_open++;
     return id;
 }
 
-uint64_t xlrd_intent_alive(xlrd *d, uint32_t domid)
+static uint64_t intent_alive(xlrd_state *st, uint32_t domid)
 {
     uint64_t id = xlrd_wall_us();
     char line[64];
     int n, e;
 
-    if (d->intent_fd < 0)
+    if (st->intent_fd < 0)
         return 0;
-    if (id <= d->last_intent)
-        id = d->last_intent + 1;
+    if (id <= st->last_intent)
+        id = st->last_intent + 1;
     n = snprintf(line, sizeof(line), "A %" PRIu64 " %u\n", id, domid);
-    e = xlrd_write_line(d->intent_fd, line, (size_t)n, true);
+    e = xlrd_write_line(st->intent_fd, line, (size_t)n, true);
     if (e) {
         errno = e;
-        XLRD_LOGE(d, ERROR,
+        XLRD_LOGE(ERROR,
                   "domid %u: its intent record could not be written; its "
                   "death is reaped all the same (a crash would lose its "
                   "event, not its reap)",
                   domid);
         return 0;
     }
-    d->last_intent = id;
-    d->intents_open++;
+    st->last_intent = id;
+    st->intents_open++;
     return id;
 }
 
 /* The journal rewritten from what is open: the domains' records. */
-static void compact(xlrd *d)
+static void compact(xlrd_state *st)
 {
     uint32_t max = xlreaper_max_domid();
     unsigned num = 0;
@@ -457,43 +465,73 @@ static void compact(xlrd *d)
     if (!r)
         return;
     for (uint32_t i = 1; i <= max; i++) {
-        const xlrd_dom *dom = &d->doms[i];
+        const xlrd_intent *dom = &st->rec[i];
         bool b = dom->recovered && !dom->adopt;
 
-        if (!dom->intent)
+        if (!dom->id)
             continue;
-        r[num++] = (record){ .id = dom->intent,
+        r[num++] = (record){ .id = dom->id,
                              .domid = i,
-                             .trig = b ? dom->intent_trigger : XLRD_TRIGGERS,
-                             .cand = b ? dom->intent_cand : 0,
+                             .trig = b ? dom->trigger : XLRD_TRIGGERS,
+                             .cand = b ? dom->cand : 0,
                              .open = true };
     }
-    snprintf(path, sizeof(path), "%s/" JOURNAL, d->state_dir);
-    if (rewrite(d, r, num) == 0) {
+    snprintf(path, sizeof(path), "%s/" JOURNAL, st->state_dir);
+    if (rewrite(st, r, num) == 0) {
         fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
         if (fd >= 0) {
-            close(d->intent_fd);
-            d->intent_fd = fd;
-            d->intents_open = num;
+            close(st->intent_fd);
+            st->intent_fd = fd;
+            st->intents_open = num;
         }
     }
     free(r);
 }
 
-void xlrd_intent_end(xlrd *d, uint64_t id)
+void xlrd_intent_end(xlrd_state *st, uint64_t id, bool may_compact)
 {
     char line[48];
-    struct stat st;
+    struct stat sb;
     int n;
 
-    if (!id || d->intent_fd < 0)
+    if (!id || st->intent_fd < 0)
         return;
     n = snprintf(line, sizeof(line), "E %" PRIu64 "\n", id);
     /* Not synced: lost, the record is redone and finds its event. */
-    (void)xlrd_write_line(d->intent_fd, line, (size_t)n, false);
-    if (d->intents_open)
-        d->intents_open--;
-    if (!d->q_len && fstat(d->intent_fd, &st) == 0 &&
-        st.st_size > (off_t)JOURNAL_COMPACT)
-        compact(d);
+    (void)xlrd_write_line(st->intent_fd, line, (size_t)n, false);
+    if (st->intents_open)
+        st->intents_open--;
+    if (may_compact && fstat(st->intent_fd, &sb) == 0 &&
+        sb.st_size > (off_t)JOURNAL_COMPACT)
+        compact(st);
+}
+
+void xlrd_intent_learn(xlrd_state *st, uint32_t domid)
+{
+    /* Its death's intent record, durable before it is said known. */
+    if (!st->rec[domid].id)
+        st->rec[domid].id = intent_alive(st, domid);
+    st->rec[domid].recovered = false;
+}
+
+xlrd_intent xlrd_intent_take(xlrd_state *st, uint32_t domid)
+{
+    xlrd_intent r = st->rec[domid];
+
+    st->rec[domid].id = 0;
+    st->rec[domid].recovered = false;
+    return r;
+}
+
+void xlrd_intent_adopted(xlrd_state *st, uint32_t domid)
+{
+    st->rec[domid].adopt = false;
+}
+
+bool xlrd_intent_take_redo(xlrd_state *st, uint32_t domid)
+{
+    bool redo = st->rec[domid].redo;
+
+    st->rec[domid].redo = false;
+    return redo;
 }

@@ -19,7 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "xl_reaperd.h"
+#include "xl_reaperd_log.h"
+#include "xl_reaperd_sweep.h"
 
 /* Every periodic sweep asks the kernel about this share of the range,
  * so that the whole range is asked about every KERNEL_WINDOWS sweeps. */
@@ -27,7 +28,7 @@
 /* The kernel is asked about this many uids a step (a few ms). */
 #define KERNEL_CHUNK 1024
 
-int xlrd_sweep_alloc(xlrd_sweep *s)
+static int sweep_alloc(xlrd_sweep *s)
 {
     uint32_t n = xlreaper_max_domid() + 1;
 
@@ -39,7 +40,7 @@ int xlrd_sweep_alloc(xlrd_sweep *s)
     return s->census && s->busy && s->listed && s->cand ? 0 : -1;
 }
 
-void xlrd_sweep_dispose(xlrd_sweep *s)
+static void sweep_dispose(xlrd_sweep *s)
 {
     free(s->census);
     free(s->busy);
@@ -53,21 +54,19 @@ static const char *sweep_name(const xlrd_sweep *s)
     return s->kind == XLRD_SWEEP_CENSUS ? "census" : "sweep";
 }
 
-/* A sweep that did not finish, unless the daemon is stopping; the
- * metrics say so at once. */
-static void failed(xlrd *d, xlrd_sweep *s)
+/* A sweep that did not finish; the metrics say so at the loop's next
+ * turn.  (The loop does no step once it is stopping.) */
+static void failed(xlrd_sweeps *sw, xlrd_sweep *s)
 {
     s->phase = XLRD_SWEEP_IDLE;
-    if (d->stop)
-        return;
-    d->metrics.sweep_errors++;
-    xlrd_metrics_write(d, true);
+    xlrd_metrics_count(sw->m, XLRD_COUNT_SWEEP_ERRORS, 1);
+    xlrd_metrics_due(sw->m);
 }
 
-void xlrd_sweep_begin(xlrd *d, xlrd_sweep *s, xlrd_sweep_kind kind)
+static void begin(xlrd_sweeps *sw, xlrd_sweep *s, xlrd_sweep_kind kind)
 {
     uint32_t max = xlreaper_max_domid();
-    uint64_t now = xlrd_now_us();
+    uint64_t now = xlreaper_now_us();
     int rc;
 
     s->kind = kind;
@@ -76,16 +75,16 @@ void xlrd_sweep_begin(xlrd *d, xlrd_sweep *s, xlrd_sweep_kind kind)
     s->dead_tasks = 0;
     memset(s->cand, 0, max + 1);
     if (kind != XLRD_SWEEP_CENSUS)
-        d->next_sweep_us =
-            now +
-            (uint64_t)xlreaper_config_get(d->ctx)->sweep_interval_s * 1000000u;
+        sw->next_us =
+            now + (uint64_t)xlreaper_config_get(sw->ctx)->sweep_interval_s *
+                      1000000u;
 
     /* Candidates, without the lock: hints and the kernel's answers. */
-    rc = xlreaper_census(d->ctx, s->census, &s->tasks);
+    rc = xlreaper_census(sw->ctx, s->census, &s->tasks);
     if (rc) {
-        XLRD_LOG(d, ERROR, "%s: the /proc census failed (%s)", sweep_name(s),
+        XLRD_LOG(ERROR, "%s: the /proc census failed (%s)", sweep_name(s),
                  xlreaper_strerror(rc));
-        failed(d, s);
+        failed(sw, s);
         return;
     }
     for (uint32_t i = 1; i <= max; i++) {
@@ -93,7 +92,7 @@ void xlrd_sweep_begin(xlrd *d, xlrd_sweep *s, xlrd_sweep_kind kind)
             s->cand[i] |= XLRD_CAND_LIVE;
         else if (s->census[i].zombies)
             s->cand[i] |= XLRD_CAND_ZOMBIE;
-        if (d->doms[i].retry)
+        if (xlrd_reaper_dom(sw->rp, i)->retry)
             s->cand[i] |= XLRD_CAND_RETRY;
     }
     if (kind == XLRD_SWEEP_FULL) {
@@ -101,13 +100,13 @@ void xlrd_sweep_begin(xlrd *d, xlrd_sweep *s, xlrd_sweep_kind kind)
         s->end = max + 1;
     } else if (kind == XLRD_SWEEP_WINDOW) {
         uint32_t w = (max + KERNEL_WINDOWS - 1) / KERNEL_WINDOWS;
-        uint32_t first = d->window_next ? d->window_next : 1;
+        uint32_t first = sw->window_next ? sw->window_next : 1;
 
         if (first + w - 1 > max)
             w = max - first + 1;
         s->next = first;
         s->end = first + w;
-        d->window_next = first + w > max ? 1 : first + w;
+        sw->window_next = first + w > max ? 1 : first + w;
     } else {
         s->next = s->end = 0;
     }
@@ -115,7 +114,7 @@ void xlrd_sweep_begin(xlrd *d, xlrd_sweep *s, xlrd_sweep_kind kind)
 }
 
 /* One chunk of the kernel's count. */
-static void kernel_step(xlrd *d, xlrd_sweep *s)
+static void kernel_step(xlrd_sweeps *sw, xlrd_sweep *s)
 {
     uint32_t n = s->end - s->next, max = xlreaper_max_domid();
     int rc;
@@ -123,11 +122,11 @@ static void kernel_step(xlrd *d, xlrd_sweep *s)
     if (n > KERNEL_CHUNK)
         n = KERNEL_CHUNK;
     if (n) {
-        rc = xlreaper_census_kernel(d->ctx, s->next, n, s->busy);
+        rc = xlreaper_census_kernel(sw->ctx, s->next, n, s->busy);
         if (rc) {
-            XLRD_LOG(d, ERROR, "%s: the kernel census failed (%s)",
-                     sweep_name(s), xlreaper_strerror(rc));
-            failed(d, s);
+            XLRD_LOG(ERROR, "%s: the kernel census failed (%s)", sweep_name(s),
+                     xlreaper_strerror(rc));
+            failed(sw, s);
             return;
         }
         for (uint32_t i = 0; i < n; i++)
@@ -140,14 +139,15 @@ static void kernel_step(xlrd *d, xlrd_sweep *s)
 
     /* The live domains, without the lock: a candidate that lives is
      * not one; the dead ones are asked again under the lock. */
-    if (xlrd_domains_list(d, s->listed) < 0) {
-        failed(d, s);
+    if (xlrd_domains_list(sw->dm, s->listed) < 0) {
+        failed(sw, s);
         return;
     }
     for (uint32_t i = 1; i <= max; i++) {
         /* Zombies already reaped, and reported, once: the kernel's
          * count of them (it counts zombies) is no new find. */
-        if ((s->cand[i] & XLRD_CAND_ZOMBIE) && d->doms[i].zombies_only &&
+        if ((s->cand[i] & XLRD_CAND_ZOMBIE) &&
+            xlrd_reaper_dom(sw->rp, i)->zombies_only &&
             !(s->cand[i] & (XLRD_CAND_LIVE | XLRD_CAND_RETRY)))
             s->cand[i] = 0;
         if (!s->cand[i] || s->listed[i]) {
@@ -169,17 +169,17 @@ static void kernel_step(xlrd *d, xlrd_sweep *s)
     s->next = 1;
 }
 
-static void finish(xlrd *d, xlrd_sweep *s)
+static void finish(xlrd_sweeps *sw, xlrd_sweep *s)
 {
     bool full = s->kind == XLRD_SWEEP_FULL;
-    uint64_t took = xlrd_now_us() - s->start_us;
+    uint64_t took = xlreaper_now_us() - s->start_us;
 
     s->phase = XLRD_SWEEP_IDLE;
     if (full)
-        d->full_sweep_pending = false;
-    xlrd_metrics_sweep(d, s->kind, took, s->ncand, s->dead_tasks);
-    xlrd_metrics_write(d, true);
-    xlrd_log(d, full || s->reaped ? XTL_NOTICE : XTL_DEBUG, -1,
+        sw->full_pending = false;
+    xlrd_metrics_sweep(sw->m, s->kind, took, s->ncand, s->dead_tasks);
+    xlrd_metrics_due(sw->m);
+    xlrd_log(full || s->reaped ? XTL_NOTICE : XTL_DEBUG, -1,
              "%s%s done in %.1f ms: %u tasks on the host, %u candidate "
              "uid%s of dead domids, %u reaped",
              sweep_name(s),
@@ -189,14 +189,14 @@ static void finish(xlrd *d, xlrd_sweep *s)
 }
 
 /* The next candidate's reap, or the end. */
-static void reap_step(xlrd *d, xlrd_sweep *s)
+static void reap_step(xlrd_sweeps *sw, xlrd_sweep *s)
 {
     uint32_t max = xlreaper_max_domid();
-    uint64_t now = xlrd_now_us();
+    uint64_t now = xlreaper_now_us();
 
     for (; s->next <= max; s->next++) {
         uint32_t i = s->next;
-        xlrd_dom *dom = &d->doms[i];
+        const xlrd_dom *dom = xlrd_reaper_dom(sw->rp, i);
         bool reported = false;
         xlrd_trigger trig;
 
@@ -220,19 +220,78 @@ static void reap_step(xlrd *d, xlrd_sweep *s)
                : s->kind == XLRD_SWEEP_CENSUS ? XLRD_TRIGGER_CENSUS
                                               : XLRD_TRIGGER_SWEEP;
         s->next++;
-        xlrd_reap_domid(d, i, trig, s->cand[i], &reported);
+        xlrd_reap_domid(sw->rp, i, trig, s->cand[i], &reported);
         s->reaped += reported;
         return;
     }
-    finish(d, s);
+    finish(sw, s);
 }
 
-bool xlrd_sweep_step(xlrd *d, xlrd_sweep *s)
+static bool step(xlrd_sweeps *sw, xlrd_sweep *s)
 {
     switch (s->phase) {
-    case XLRD_SWEEP_KERNEL: kernel_step(d, s); break;
-    case XLRD_SWEEP_REAP: reap_step(d, s); break;
-    case XLRD_SWEEP_IDLE: break;
+    case XLRD_SWEEP_KERNEL: kernel_step(sw, s); break;
+    case XLRD_SWEEP_REAP: reap_step(sw, s); break;
+    case XLRD_SWEEP_IDLE: return false;
     }
-    return s->phase != XLRD_SWEEP_IDLE;
+    return true;
+}
+
+int xlrd_sweeps_init(xlrd_sweeps *sw, xlreaper_ctx *ctx, xlrd_reaper *rp,
+                     xlrd_domains *dm, xlrd_metrics *m)
+{
+    *sw = (xlrd_sweeps){
+        .ctx = ctx, .rp = rp, .dm = dm, .m = m, .full_pending = true
+    };
+    return sweep_alloc(&sw->periodic) < 0 || sweep_alloc(&sw->census) < 0 ? -1
+                                                                          : 0;
+}
+
+void xlrd_sweeps_dispose(xlrd_sweeps *sw)
+{
+    sweep_dispose(&sw->periodic);
+    sweep_dispose(&sw->census);
+}
+
+bool xlrd_sweeps_step_census(xlrd_sweeps *sw)
+{
+    return step(sw, &sw->census);
+}
+
+void xlrd_sweeps_begin_census(xlrd_sweeps *sw)
+{
+    begin(sw, &sw->census, XLRD_SWEEP_CENSUS);
+}
+
+bool xlrd_sweeps_step_periodic(xlrd_sweeps *sw)
+{
+    return step(sw, &sw->periodic);
+}
+
+bool xlrd_sweeps_periodic_due(const xlrd_sweeps *sw, uint64_t now)
+{
+    return sw->full_pending || now >= sw->next_us;
+}
+
+void xlrd_sweeps_begin_periodic(xlrd_sweeps *sw)
+{
+    begin(sw, &sw->periodic,
+          sw->full_pending ? XLRD_SWEEP_FULL : XLRD_SWEEP_WINDOW);
+}
+
+uint64_t xlrd_sweeps_next_us(const xlrd_sweeps *sw)
+{
+    return sw->next_us;
+}
+
+void xlrd_sweeps_reschedule(xlrd_sweeps *sw)
+{
+    sw->next_us =
+        xlreaper_now_us() +
+        (uint64_t)xlreaper_config_get(sw->ctx)->sweep_interval_s * 1000000u;
+}
+
+void xlrd_sweeps_postpone(xlrd_sweeps *sw, uint64_t until)
+{
+    sw->next_us = until;
 }

@@ -332,18 +332,26 @@ static bool work_sweep(xlrd *d, uint64_t now)
 
 /*
  * The dispatcher's table, most urgent first: the loop does the first
- * piece of work there is, then looks at its descriptors again.  The
- * list after a watch event, one death's reap, the census after a
- * release, a step of the periodic sweep.
+ * piece of work there is, then looks at its descriptors again.
+ *
+ * Deaths before housekeeping.  The list a watch event asked for and
+ * then each death's reap come before a reload, the metrics rewrite and
+ * a retry of the events queue: a dead domain's DM does not run on
+ * while the metrics are rewritten (a reap marks them due, and they are
+ * written once, after the deaths pending).  Housekeeping waits at most
+ * for those deaths: as many as the domains that were known alive, each
+ * reap bounded by lock_timeout_ms and reap_timeout_ms.  The sweeps come
+ * last: they look for what no event told, and every step of theirs lets
+ * a death that came meanwhile go first.
  */
 /* clang-format off */
 static bool (*const work[])(xlrd *d, uint64_t now) = {
-    work_reload,
+    work_list,      /* deaths */
+    work_reap,
+    work_reload,    /* housekeeping */
     work_metrics,
     work_events,
-    work_list,
-    work_reap,
-    work_census,
+    work_census,    /* sweeps */
     work_sweep,
 };
 /* clang-format on */

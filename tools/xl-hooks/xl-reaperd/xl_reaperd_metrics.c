@@ -7,11 +7,13 @@
  *
  * The file is rewritten whole (replaced by a rename, so a reader never
  * sees half of it, and a full disk leaves the last whole version) from
- * the daemon's first second, after every reap and every sweep, and at
- * least every XLRD_METRICS_PERIOD_S by a timer of the loop's that does
- * not wait for xenstored; xl_reaper_metrics_timestamp_seconds says when
- * (an alert rule sees a file that stopped changing); at a clean stop it
- * says xl_reaper_daemon_up 0.  A file that cannot be written never stops a
+ * the daemon's first second, after the reaps of the deaths pending
+ * (deaths come first: xl_reaperd.c's dispatcher) and after every sweep,
+ * and at least every XLRD_METRICS_PERIOD_S by a timer of the loop's
+ * that does not wait for xenstored (once no death is pending);
+ * xl_reaper_metrics_timestamp_seconds says when (an alert rule sees a
+ * file that stopped changing); at a clean stop it says
+ * xl_reaper_daemon_up 0.  A file that cannot be written never stops a
  * reap: the daemon logs it and goes on.  The names are an interface
  * (alert rules use them): xl-reaperd(8) lists them.
  */

@@ -438,7 +438,7 @@ bool xlrd_reap_next(xlrd_reaper *rp)
                        NULL);
         else
             reap_domid(rp, i, XLRD_TRIGGER_RELEASE, 0, r.id, false, NULL);
-        /* The metrics say so at the loop's next turn. */
+        /* Written once no death waits (the dispatcher's order). */
         xlrd_metrics_due(rp->m);
         return true;
     }

@@ -276,6 +276,15 @@ static bool work_reap(xlrd *d, uint64_t now)
     return xlrd_domains_can_list(&d->dm) && xlrd_reap_next(&d->rp);
 }
 
+/* What a domain's event will say of its DM's uid.  After the deaths:
+ * removing a dead domain's directory fires its kill-uid watch just
+ * before @releaseDomain, and that node, gone, is not read at all. */
+static bool work_kill_uids(xlrd *d, uint64_t now)
+{
+    (void)now;
+    return xlrd_reaper_kill_uids(&d->rp);
+}
+
 static bool work_reload(xlrd *d, uint64_t now)
 {
     (void)now;
@@ -335,10 +344,11 @@ static bool work_sweep(xlrd *d, uint64_t now)
  * piece of work there is, then looks at its descriptors again.
  *
  * Deaths before housekeeping.  The list a watch event asked for and
- * then each death's reap come before a reload, the metrics rewrite and
- * a retry of the events queue: a dead domain's DM does not run on
- * while the metrics are rewritten (a reap marks them due, and they are
- * written once, after the deaths pending).  Housekeeping waits at most
+ * then each death's reap come before the reads of changed kill-uid
+ * nodes, a reload, the metrics rewrite and a retry of the events
+ * queue: a dead domain's DM does not run on while xenstore is asked
+ * about another or the metrics are rewritten (a reap marks them due,
+ * and they are written once, after the deaths pending).  Housekeeping waits at most
  * for those deaths: as many as the domains that were known alive, each
  * reap bounded by lock_timeout_ms and reap_timeout_ms.  The sweeps come
  * last: they look for what no event told, and every step of theirs lets
@@ -348,7 +358,8 @@ static bool work_sweep(xlrd *d, uint64_t now)
 static bool (*const work[])(xlrd *d, uint64_t now) = {
     work_list,      /* deaths */
     work_reap,
-    work_reload,    /* housekeeping */
+    work_kill_uids, /* housekeeping */
+    work_reload,
     work_metrics,
     work_events,
     work_census,    /* sweeps */
@@ -422,7 +433,6 @@ static void run(xlrd *d)
          * silently.  They only mark work; dispatch does it. */
         read_signals(d);
         xlrd_xs_events(&d->xs);
-        xlrd_reaper_kill_uids(&d->rp);
         if (d->stop)
             break;
         busy = dispatch(d);

@@ -499,11 +499,15 @@ void xlrd_reaper_recovered(xlrd_reaper *rp)
     xlrd_metrics_count(rp->m, XLRD_COUNT_INTENTS_REDONE, redone);
 }
 
-void xlrd_reaper_kill_uids(xlrd_reaper *rp)
+bool xlrd_reaper_kill_uids(xlrd_reaper *rp)
 {
+    bool any = false;
     uint32_t domid;
 
-    while (xlrd_xs_take_kill_uid(rp->xs, &domid))
+    while (xlrd_xs_take_kill_uid(rp->xs, &domid)) {
+        any = true;
         if (rp->doms[domid].alive)
             xlrd_read_kill_uid(rp->dm, domid);
+    }
+    return any;
 }

@@ -66,8 +66,9 @@ void xlrd_reaper_counts(const xlrd_reaper *rp, unsigned *retry_r,
  * due first (xlrd_reap_next). */
 void xlrd_reaper_recovered(xlrd_reaper *rp);
 /* Reads the kill-uid nodes whose watches fired, of the domains known
- * alive. */
-void xlrd_reaper_kill_uids(xlrd_reaper *rp);
+ * alive (a dead one's mark is dropped unread: its node is gone).  false
+ * when no watch had fired. */
+bool xlrd_reaper_kill_uids(xlrd_reaper *rp);
 /* When a list is marked (xlrd_xs_take_reconcile) and can be read:
  * lists the domains, learns the new ones, and marks the known ones that
  * died dead_pending (their reaps are done by xlrd_reap_next).  false

@@ -24,7 +24,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -227,6 +229,8 @@ typedef struct {
     bool share_ns;        /* keep the mount and IPC namespaces (libxl
                            * unshares them for every restricted DM) */
     const char *extra[8]; /* more arguments, after -xen-domid */
+    unsigned file_locks;  /* one-byte read locks it holds on memfds */
+    bool epoll_lock;      /* and one on an epoll descriptor */
 } dm_spec;
 
 static void child_fail(int wfd)
@@ -235,6 +239,36 @@ static void child_fail(int wfd)
     ssize_t r = write(wfd, &e, sizeof(e));
     (void)r;
     _exit(127);
+}
+
+/* n one-byte POSIX read locks on memfds, 100 a file (the kernel walks
+ * an inode's whole list for each new lock), held across execve. */
+static int take_file_locks(unsigned n)
+{
+    for (unsigned done = 0; done < n;) {
+        int fd = memfd_create("locks", 0);
+
+        if (fd < 0)
+            return -1;
+        for (unsigned i = 0; i < 100 && done < n; i++, done++) {
+            struct flock fl = { .l_type = F_RDLCK,
+                                .l_whence = SEEK_SET,
+                                .l_start = 2 * (off_t)(100 - i),
+                                .l_len = 1 };
+            if (fcntl(fd, F_SETLK, &fl) < 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+/* A lock on an epoll descriptor: the kernel takes one on any file. */
+static int lock_epoll(void)
+{
+    struct flock fl = { .l_type = F_RDLCK, .l_whence = SEEK_SET, .l_len = 1 };
+    int ep = epoll_create(1);
+
+    return ep < 0 ? -1 : fcntl(ep, F_SETLK, &fl);
 }
 
 static pid_t start_dm(fx *f, const dm_spec *s)
@@ -267,6 +301,10 @@ static pid_t start_dm(fx *f, const dm_spec *s)
         int exe = open(prog, O_PATH | O_CLOEXEC);
 
         if (exe < 0)
+            child_fail(p[1]);
+        /* Nothing of the test's (nor its runner's: flock(1) passes its
+         * locked descriptor down) reaches the DM but what s asks. */
+        if (syscall(SYS_close_range, 3, ~0u, CLOSE_RANGE_CLOEXEC) < 0)
             child_fail(p[1]);
         if (s->open_path && open(s->open_path, O_RDONLY | O_NOCTTY) < 0)
             child_fail(p[1]);
@@ -314,6 +352,10 @@ static pid_t start_dm(fx *f, const dm_spec *s)
         if (!s->no_nnp && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
             child_fail(p[1]);
         if (s->userns && unshare(CLONE_NEWUSER) < 0)
+            child_fail(p[1]);
+        /* As the DM uid, under its limits, as a DM would. */
+        if ((s->file_locks && take_file_locks(s->file_locks) < 0) ||
+            (s->epoll_lock && lock_epoll() < 0))
             child_fail(p[1]);
         syscall(SYS_execveat, exe, "", argv, (char *[]){ NULL },
                 AT_EMPTY_PATH);
@@ -1060,6 +1102,73 @@ static void test_mmap_locked_dm(void **state)
 
     stop_locker(f);
     free(fusedev);
+}
+
+/*
+ * File locks: the kernel bounds no process's (RLIMIT_LOCKS is ignored)
+ * and charges them to no memory cgroup (docs/facts.md F18).  A DM that
+ * holds 20,000 on memfds is flagged, within the audit's deadline and with
+ * every other check answered; one that holds a few, one of them on an
+ * epoll descriptor (read last: its fdinfo takes the epoll's mutex),
+ * passes with its exact count; and the limit is the config's.
+ */
+static void test_file_locks(void **state)
+{
+    fx *f = *state;
+    static const char *const none[] = { NULL };
+    const xlreaper_audit_result *res;
+    xlreaper_audit_opts o;
+    char *conf, *path;
+
+    f->live[f->nlive++] = LIVE2;
+    start_dm(f, &(dm_spec){ .domid = LIVE, .file_locks = 20000 });
+    start_dm(
+        f, &(dm_spec){ .domid = LIVE2, .file_locks = 10, .epoll_lock = true });
+    xlreaper_audit_opts_init(&o);
+    o.xenstore_timeout_ms = 500;
+    o.deadline_ms = 5000;
+    xlreaper_audit_result_dispose(&f->res);
+    assert_int_equal(xlreaper__audit_run(f->ctx, &o, &f->h, &f->res), 0);
+    res = &f->res;
+    if (getenv("XLR_TEST_LOG"))
+        fprintf(stderr, "audit of the flood: %.1f ms\n",
+                (double)res->duration_us / 1000);
+    /* Every check answered; the flood's DM the only failure. */
+    for (unsigned i = 0; i < res->num; i++) {
+        const xlreaper_audit_check *c = &res->checks[i];
+        bool flood = !strcmp(c->name, "file_locks") && c->domid == LIVE;
+
+        if (c->status == UNKNOWN || (c->status == FAIL) != flood) {
+            dump(res);
+            fail_msg("check %s of domid %d is %s", c->name, (int)c->domid,
+                     xlreaper_audit_status_name(c->status));
+        }
+    }
+    expect(res, "file_locks", LIVE, FAIL,
+           "at least 1025 file locks on its open files (fdinfo), more "
+           "than dm_max_file_locks 1024");
+    expect(res, "file_locks", LIVE2, PASS,
+           "11 file locks on its 5 open descriptors");
+    expect(res, "deadline", D, PASS, "within the audit's deadline of 5000");
+    assert_true(res->duration_us < 5000 * 1000);
+    assert_int_equal(res->dms, 2);
+
+    /* The config's limit, counted to the end: exact. */
+    assert_true(asprintf(&conf,
+                         "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
+                         "reap_timeout_ms = 5000\nnproc_limit = 64\n"
+                         "lock_timeout_ms = 300\nchroot_base = \"%s\"\n"
+                         "dm_max_file_locks = 20000\n",
+                         BASE, f->dir, f->dir) > 0);
+    path = xlrt_write_file(f->dir, "xl-reaper.conf", conf);
+    assert_int_equal(
+        xlreaper_config_load(f->ctx, path, XLREAPER_CONFIG_MUST_EXIST), 0);
+    free(path);
+    free(conf);
+    res = run(f, 0);
+    expect_only_failures(res, none);
+    expect(res, "file_locks", LIVE, PASS, "20000 file locks on its");
+    expect(res, "file_locks", LIVE, PASS, "(at most dm_max_file_locks 20000)");
 }
 
 /* 16 processes of the uid with lower pids and no_new_privs do not hide
@@ -1867,6 +1976,7 @@ int main(void)
         T(test_spawn_record),
         T(test_lying_chroot),
         T(test_seventeenth_process),
+        T(test_file_locks),
         T(test_mmap_locked_dm),
         T(test_pygrub_tenant),
         T(test_xen_descriptors),

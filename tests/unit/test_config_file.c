@@ -77,7 +77,8 @@ static void test_good_file(void **state)
     assert_int_equal(load(f, "# comment\n" BASE "lock_file = \"/run/x/lock\"\n"
                              "lock_timeout_ms = 250; reap_timeout_ms = 900\n"
                              "nproc_limit = 32\n"
-                             "dm_gid_mode = 'range-base'\n"),
+                             "dm_gid_mode = 'range-base'\n"
+                             "dm_max_file_locks = 20000\n"),
                      0);
     c = xlreaper_config_get(f->ctx);
     assert_non_null(c->path);
@@ -88,6 +89,7 @@ static void test_good_file(void **state)
     assert_int_equal(c->nproc_limit, 32);
     assert_int_equal(c->dm_gid_mode, XLREAPER_GID_RANGE_BASE);
     assert_int_equal(c->range_base_gid, 3000000);
+    assert_int_equal(c->dm_max_file_locks, 20000);
 }
 
 static void test_defaults(void **state)
@@ -102,6 +104,7 @@ static void test_defaults(void **state)
     assert_int_equal(c->dm_gid_mode, XLREAPER_GID_PER_DOMAIN);
     assert_true(c->lock_timeout_ms > 0);
     assert_true(c->reap_timeout_ms > 0);
+    assert_int_equal(c->dm_max_file_locks, 1024);
 }
 
 static void test_missing_file(void **state)
@@ -161,6 +164,10 @@ static void test_refused(void **state)
         { BASE "lock_timeout_ms = 3600001\n", "too large (at most 3600000)" },
         { BASE "reap_timeout_ms = 0\n", "out of range" },
         { BASE "nproc_limit = 0\n", "out of range" },
+        { BASE "dm_max_file_locks = 0\n", "out of range" },
+        { BASE "dm_max_file_locks = 262145\n", "too large (at most 262144)" },
+        { BASE "dm_max_file_locks = 5\ndm_max_file_locks = 6\n",
+          "dm_max_file_locks" },
         { BASE "dm_gid_mode = \"shared\"\n", "not one of the choices" },
         { BASE "dm_gid_mode = 1\n", "not one of the choices" },
         { BASE "dm_gid_mode = [\"per-domain\"]\n", "must be a quoted string" },

@@ -473,6 +473,9 @@ static const xlreaper__audit_check_def checks[] = {
     { "xen_fds", DM, xlreaper__audit_dm_xen_fds,
       "no descriptor open to a Xen device, or each one restricted" },
     { "xen_fd", DM, NULL, "one descriptor open to a Xen device, probed" },
+    { "file_locks", DM, xlreaper__audit_dm_file_locks,
+      "at most dm_max_file_locks file locks on its open files, counted "
+      "from its fdinfo (the kernel bounds them nowhere else)" },
     { "reaper_idle", HOST, xlreaper__audit_idle_pet,
       "the pet uid runs nothing" },
     { "domid0_uid", HOST, xlreaper__audit_idle_base,
@@ -585,6 +588,7 @@ int xlreaper__audit_run(xlreaper_ctx *ctx, const xlreaper_audit_opts *opts,
     a.w.pet = a.cfg->reaper_uid;
     a.w.shared = shared_user_uid(&a);
     own_namespaces(&a);
+    a.reader.max_locks = a.cfg->dm_max_file_locks;
     xlreaper__xendevs_load(h && h->xen_dev_dir ? h->xen_dev_dir : "/dev/xen",
                            h && h->xenfs_dir ? h->xenfs_dir : "/proc/xen",
                            &a.xd);

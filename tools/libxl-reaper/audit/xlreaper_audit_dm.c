@@ -562,6 +562,58 @@ int xlreaper__audit_dm_xen_fds(audit *a, dm_proc *p)
                fc->nfds, a->xd.num, a->xd.num == 1 ? "" : "s");
 }
 
+/* ---------- file locks ---------- */
+
+/*
+ * Nothing in the kernel bounds the file locks a process holds
+ * (RLIMIT_LOCKS is ignored) and, since Linux 6.3, none is charged to its
+ * memory cgroup (docs/facts.md F18): a DM under every other limit can
+ * take 100,000 locks on memfds in half a second, and each costs the
+ * host slab memory and every reader of /proc/locks time.  Counted from
+ * its fdinfo by the facts reader (xlreaper_audit_facts.c), which stops
+ * once the count passes the limit: past it, "at least".
+ */
+int xlreaper__audit_dm_file_locks(audit *a, dm_proc *p)
+{
+    const xlreaper__facts *fc = &p->facts;
+    unsigned max = a->cfg->dm_max_file_locks;
+    bool exact = fc->locks_done && fc->locks_cut == XLREAPER__LOCKS_CUT_NONE;
+
+    if (fc->locks > max)
+        return ADD(
+            a, "file_locks", p->domid, p->uid, p->pid, XLREAPER_AUDIT_FAIL,
+            "%s%llu file locks on its open files (fdinfo), more than "
+            "dm_max_file_locks %u: the kernel bounds them nowhere "
+            "else, and charges their memory to no cgroup",
+            exact ? "" : "at least ", (unsigned long long)fc->locks, max);
+    if (!fc->locks_done) {
+        if (!fc->timed_out || fc->section != XLREAPER__FACTS_LOCKS)
+            return not_read(a, p, "file_locks", "its fdinfo");
+        return ADD(a, "file_locks", p->domid, p->uid, p->pid,
+                   XLREAPER_AUDIT_UNKNOWN,
+                   "at least %llu file locks (at most %u allowed), but its "
+                   "fdinfo did not answer within %.0f ms: the rest not "
+                   "counted",
+                   (unsigned long long)fc->locks, max,
+                   (double)fc->elapsed_us / 1000.0);
+    }
+    if (fc->locks_err)
+        return ADD(a, "file_locks", p->domid, p->uid, p->pid,
+                   XLREAPER_AUDIT_UNKNOWN, "/proc/%ld/fdinfo: %s",
+                   (long)p->pid, strerror(fc->locks_err));
+    if (!exact)
+        return ADD(a, "file_locks", p->domid, p->uid, p->pid,
+                   XLREAPER_AUDIT_UNKNOWN,
+                   "at least %llu file locks (at most %u allowed): the "
+                   "count stopped at the reader's bound on bytes",
+                   (unsigned long long)fc->locks, max);
+    return ADD(a, "file_locks", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
+               "%llu file lock%s on its %u open descriptor%s (at most "
+               "dm_max_file_locks %u)",
+               (unsigned long long)fc->locks, fc->locks == 1 ? "" : "s",
+               fc->locks_fds, fc->locks_fds == 1 ? "" : "s", max);
+}
+
 /* ---------- one process ---------- */
 
 static uint64_t process_deadline(const audit *a)

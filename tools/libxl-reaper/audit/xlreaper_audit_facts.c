@@ -26,6 +26,32 @@
  * readlinkat, write) on its stack: the audit may have a xenstore thread
  * of its own blocked in libxenstore (xlreaper_audit_xen.c), whose locks
  * a forked child must not touch.
+ *
+ * A DM's file locks are counted last, from the "lock:" lines of each
+ * /proc/PID/fdinfo/N: the kernel bounds them nowhere else (docs/facts.md
+ * F18), and /proc/locks, the host's table of every lock, is never read
+ * (any DM can grow it).  What a DM can and cannot do to that read
+ * (fs/proc/fd.c seq_show, fs/locks.c show_fd_locks, Linux 6.1 to 6.18):
+ * the kernel takes only spinlocks for the lock lines (task_lock, the fd
+ * table's file_lock, the inode's flc_lock), held by the DM's own calls
+ * for a list walk at most, so no DM can put the reader to sleep there.
+ * It can make a read slow: each fdinfo read walks every lock on that
+ * file's inode, whoever took it through whichever open file, and builds
+ * the whole text before the first byte comes (a seq_file that doubles
+ * its buffer until the text fits); many descriptors of one heavily
+ * locked inode make each of those reads walk the whole list.  And after
+ * the lock lines the file's own show_fdinfo runs: eventpoll's takes the
+ * epoll's mutex, which a DM holds for as long as it likes (an epoll_ctl
+ * that polls a FUSE file of its own that never answers, docs/facts.md
+ * F12), and a DM may lock an epoll descriptor too.  So the descriptors
+ * are read in two turns, the epoll ones last; the count is sent after
+ * each descriptor that has locks, so a reader cut off by its deadline
+ * still says "at least N"; reading stops as soon as the count passes the
+ * config's limit (the verdict cannot change) or LOCKS_BYTES_MAX have
+ * been read; and only up to the first line that is not a lock line.
+ * Locks on a file the DM holds no descriptor of are not seen: an OFD or
+ * flock lock on a file it sent into a socket of its own and closed
+ * stays, and no per-process table of the kernel shows it.
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -52,6 +78,8 @@ enum {
     K_FD,          /* a = fd, x = rdev, y = ino, z = dev, b = mode;
                     * text: the link */
     K_FDS_END,     /* a = descriptors listed */
+    K_LOCKS,       /* a = the fd just read, x = locks counted so far */
+    K_LOCKS_END,   /* a = descriptors read, x = locks, b = cut, err */
     K_END,
 };
 
@@ -63,6 +91,12 @@ typedef struct {
 } frame;
 
 #define TEXT_MAX 8192
+
+/* What one audit may read of a DM's fdinfo files: the lock lines of
+ * dm_max_file_locks (at most 2^18, some 100 bytes each), plus a chunk
+ * of what follows them on each of its descriptors. */
+#define LOCKS_BYTES_MAX (64u << 20)
+#define LOCKS_CHUNK 4096
 
 /* ---------- the child: system calls on its stack only ---------- */
 
@@ -286,8 +320,115 @@ static void one_fd(void *arg, int dfd, const char *name, long fd)
     put(c->wfd, &f, target);
 }
 
+typedef struct {
+    int wfd;
+    int infodir;     /* /proc/PID/fdinfo */
+    uint32_t max;    /* stop once the count passes it (0: never) */
+    bool epoll_turn; /* this turn reads the epoll descriptors only */
+    uint64_t count, bytes;
+    unsigned fds;
+    int cut; /* XLREAPER__LOCKS_CUT_* */
+} locks_arg;
+
+/* The "lock:" lines of one fdinfo file, counted into c->count. */
+static void count_fd_locks(locks_arg *c, const char *name)
+{
+    char buf[LOCKS_CHUNK], head[5];
+    unsigned line = 0;
+    size_t col = 0;
+    int fd = openat(c->infodir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+
+    if (fd < 0)
+        return; /* closed since the listing */
+    for (;;) {
+        ssize_t r = read(fd, buf, sizeof(buf));
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        c->bytes += (uint64_t)r;
+        for (ssize_t i = 0; i < r; i++) {
+            if (buf[i] != '\n') {
+                if (col < sizeof(head))
+                    head[col] = buf[i];
+                col++;
+                continue;
+            }
+            if (col >= sizeof(head) && !memcmp(head, "lock:", 5)) {
+                c->count++;
+            } else if (line >= 4) {
+                /* pos, flags, mnt_id, ino, the locks: what follows is
+                 * the file's own and not needed. */
+                goto out;
+            }
+            line++;
+            col = 0;
+            if (c->max && c->count > c->max) {
+                c->cut = XLREAPER__LOCKS_CUT_LIMIT;
+                goto out;
+            }
+        }
+        if (c->bytes >= LOCKS_BYTES_MAX) {
+            c->cut = XLREAPER__LOCKS_CUT_BYTES;
+            break;
+        }
+    }
+out:
+    close(fd);
+}
+
+static void one_fd_locks(void *arg, int dfd, const char *name, long fd)
+{
+    static const char epoll[] = "anon_inode:[eventpoll]";
+    locks_arg *c = arg;
+    char target[sizeof(epoll) + 1];
+    ssize_t n;
+    uint64_t before = c->count;
+    frame f = { .kind = K_LOCKS, .a = (int32_t)fd };
+
+    if (c->cut)
+        return;
+    n = readlinkat(dfd, name, target, sizeof(target));
+    if ((n == (ssize_t)sizeof(epoll) - 1 &&
+         !memcmp(target, epoll, sizeof(epoll) - 1)) != c->epoll_turn)
+        return;
+    c->fds++;
+    count_fd_locks(c, name);
+    if (c->count == before)
+        return;
+    f.x = c->count;
+    put(c->wfd, &f, NULL);
+}
+
+static void send_locks(int wfd, const char *pid, uint32_t max)
+{
+    char path[96];
+    locks_arg c = { .wfd = wfd, .max = max };
+    frame f = { .kind = K_LOCKS_END };
+    int err = 0;
+
+    proc_path(path, sizeof(path), pid, "fdinfo");
+    c.infodir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (c.infodir < 0) {
+        f.err = errno;
+    } else {
+        proc_path(path, sizeof(path), pid, "fd");
+        for (int turn = 0; turn < 2 && !err; turn++) {
+            c.epoll_turn = turn;
+            (void)each_entry(path, one_fd_locks, &c, &err);
+        }
+        close(c.infodir);
+        f.err = err;
+    }
+    f.a = (int32_t)c.fds;
+    f.x = c.count;
+    f.b = (uint32_t)c.cut;
+    put(wfd, &f, NULL);
+}
+
 /* One process, its frames on wfd, ended by K_END (a = pid). */
-static void read_one(int wfd, pid_t pid, const char *first,
+static void read_one(int wfd, pid_t pid, const char *first, uint32_t max_locks,
                      const xlreaper__xendevs *xd)
 {
     char spid[24], path[96];
@@ -338,6 +479,9 @@ static void read_one(int wfd, pid_t pid, const char *first,
     f.err = err;
     put(wfd, &f, NULL);
 
+    section(wfd, XLREAPER__FACTS_LOCKS);
+    send_locks(wfd, spid, max_locks);
+
     f = (frame){ .kind = K_END, .a = (int32_t)pid };
     put(wfd, &f, NULL);
 }
@@ -346,6 +490,7 @@ static void read_one(int wfd, pid_t pid, const char *first,
  * file to read first ("" none). */
 typedef struct {
     int32_t pid;
+    uint32_t max_locks; /* dm_max_file_locks */
     char first[60];
 } request;
 
@@ -368,7 +513,8 @@ static void serve(int fd, const xlreaper__xendevs *xd)
         q.first[sizeof(q.first) - 1] = '\0';
         if (q.pid <= 0)
             _exit(2); /* not the audit's */
-        read_one(fd, (pid_t)q.pid, q.first[0] ? q.first : NULL, xd);
+        read_one(fd, (pid_t)q.pid, q.first[0] ? q.first : NULL, q.max_locks,
+                 xd);
     }
 }
 
@@ -383,6 +529,7 @@ const char *xlreaper__facts_section_name(int s)
     case XLREAPER__FACTS_LIMITS: return "its limits";
     case XLREAPER__FACTS_LINKS: return "its root, exe and ns links";
     case XLREAPER__FACTS_FDS: return "its fd directory";
+    case XLREAPER__FACTS_LOCKS: return "its fdinfo (file locks)";
     }
     return "nothing yet (the reader did not start)";
 }
@@ -460,6 +607,17 @@ static int take(xlreaper__facts *fc, const frame *f, const char *text)
         fc->nfds = (unsigned)f->a;
         fc->fds_err = f->err;
         fc->fds_done = true;
+        break;
+    case K_LOCKS:
+        fc->locks = f->x;
+        fc->locks_fd = f->a;
+        break;
+    case K_LOCKS_END:
+        fc->locks = f->x;
+        fc->locks_fds = (unsigned)f->a;
+        fc->locks_cut = (int)f->b;
+        fc->locks_err = f->err;
+        fc->locks_done = true;
         break;
     case K_END:
         fc->done = true;
@@ -543,7 +701,7 @@ static int reader_start(xlreaper_ctx *ctx, xlreaper__facts_reader *r,
 static int reader_ask(xlreaper_ctx *ctx, xlreaper__facts_reader *r, pid_t pid,
                       const char *first, const xlreaper__xendevs *xd)
 {
-    request q = { .pid = (int32_t)pid };
+    request q = { .pid = (int32_t)pid, .max_locks = r->max_locks };
     size_t done = 0;
     int rc;
 

@@ -251,6 +251,14 @@ enum {
     XLREAPER__FACTS_LIMITS,
     XLREAPER__FACTS_LINKS,
     XLREAPER__FACTS_FDS,
+    XLREAPER__FACTS_LOCKS,
+};
+
+/* Why the count of a DM's file locks stopped short of its end. */
+enum {
+    XLREAPER__LOCKS_CUT_NONE = 0,
+    XLREAPER__LOCKS_CUT_LIMIT, /* it passed dm_max_file_locks */
+    XLREAPER__LOCKS_CUT_BYTES, /* the reader's byte bound */
 };
 
 enum {
@@ -296,6 +304,12 @@ typedef struct {
     unsigned nfds; /* descriptors listed */
     bool fds_done;
     int fds_err;
+    uint64_t locks;     /* "lock:" lines of its fdinfo counted so far */
+    int32_t locks_fd;   /* the last descriptor found with locks */
+    unsigned locks_fds; /* descriptors read */
+    int locks_cut;      /* XLREAPER__LOCKS_CUT_* */
+    int locks_err;
+    bool locks_done; /* the count came to an end (see locks_cut) */
 } xlreaper__facts;
 
 /* The forked child that reads /proc for an audit; all zero: none yet. */
@@ -303,6 +317,8 @@ typedef struct {
     pid_t pid;                   /* the child, or 0 */
     int fd;                      /* our end of its socket (pid > 0) */
     const xlreaper__xendevs *xd; /* the Xen nodes it was started with */
+    uint32_t max_locks; /* count a DM's file locks until they pass this
+                         * (0: to the byte bound); the caller sets it */
 } xlreaper__facts_reader;
 
 /*
@@ -417,6 +433,8 @@ _hidden int xlreaper__audit_dm_chroot(xlreaper__audit *a,
                                       xlreaper__audit_dm *d);
 _hidden int xlreaper__audit_dm_xen_fds(xlreaper__audit *a,
                                        xlreaper__audit_dm *d);
+_hidden int xlreaper__audit_dm_file_locks(xlreaper__audit *a,
+                                          xlreaper__audit_dm *d);
 
 /* The dead uids' scope (xlreaper_audit_dead.c). */
 _hidden int xlreaper__audit_idle_pet(xlreaper__audit *a,

@@ -111,6 +111,9 @@ static const key_spec keys[] = {
     BOOL("add_dm_restrict", add_dm_restrict),
     PATH("cgroup_parent", cgroup_parent),
     PATH("qemu_path", qemu_path),
+    /* Up to where the audit's count of a DM's locks stays within its
+     * byte bound (xlreaper_audit_facts.c). */
+    UNSIGNED("dm_max_file_locks", dm_max_file_locks, 1, 1 << 18),
     UNSIGNED("sweep_interval_s", sweep_interval_s, 1, 86400),
     PROM("metrics_file", metrics_file),
 };
@@ -207,6 +210,15 @@ int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
 #define DEFAULT_CHROOT_BASE "/var/run/xen"
 #define DEFAULT_QEMU_PATH "/usr/libexec/xen-qemu-system-i386"
 #define DEFAULT_SWEEP_INTERVAL_S 60
+/*
+ * The kernel bounds no process's file locks (RLIMIT_LOCKS is ignored) and
+ * no longer charges them to a memory cgroup (docs/facts.md F18): the
+ * audit's count is the only bound.  QEMU's image locking (OFD locks,
+ * block/file-posix.c) takes one byte at 100 + i for each of the five
+ * permissions it holds and one at 200 + i for each it does not share:
+ * at most ten an image.  1024 leaves room for a hundred images.
+ */
+#define DEFAULT_DM_MAX_FILE_LOCKS 1024
 /* Where Debian's prometheus-node-exporter reads textfiles
  * (--collector.textfile.directory in /etc/default/prometheus-node-exporter). */
 #define DEFAULT_METRICS_FILE "/var/lib/prometheus/node-exporter/xl-reaper.prom"
@@ -232,6 +244,7 @@ void xlreaper__config_init(xlreaper_config *cfg)
         (xlreaper_rlimit){ RLIMIT_MEMLOCK, "memlock_limit", 0 };
     cfg->num_rlimits = RL_NUM;
     cfg->uid_switch = XLREAPER_UID_SWITCH_EXEC;
+    cfg->dm_max_file_locks = DEFAULT_DM_MAX_FILE_LOCKS;
     cfg->sweep_interval_s = DEFAULT_SWEEP_INTERVAL_S;
 }
 

@@ -172,6 +172,10 @@ typedef struct {
                                   * The DM joins <it>/dm-<domid> */
     const char *qemu_path;     /* for qemu-dm-restrict */
 
+    /* Audit. */
+    unsigned dm_max_file_locks; /* more file locks than this on a DM's
+                                 * open files is a violation */
+
     /* Daemon. */
     unsigned sweep_interval_s;
     const char *metrics_file; /* xl-reaperd's metrics (node_exporter's

@@ -632,13 +632,13 @@ int main(int argc, char **argv)
     ret = sanitize_env();
     if (ret)
         return ret;
-    /* A release waits for this process to wake on the watch event and
-     * list the domains before the reap raises its own priority
-     * (xlreaper_sched.c): on a host full of racers each of those steps
-     * waited for a slice (bench-daemon).  nice -20, not real-time: the
-     * census and sweeps read /proc, and must not starve the tasks they
-     * wait for.  Without CAP_SYS_NICE nothing changes. */
-    setpriority(PRIO_PROCESS, 0, -20);
+    /* The daemon runs at the priority it was started with, not at nice
+     * -20: its census and sweeps take the reaper lock over a hundred
+     * times in a row, and a holder at nice -20 is preferred to a waiter
+     * woken by its release, libxl's reaper among them (docs/facts.md
+     * F17).  Each reap raises its own thread for the reap's length,
+     * and its killer is real-time (xlreaper_sched.c): the kill, which
+     * must be quick, is not at the mercy of the racers either way. */
 
     d.lg = (xentoollog_logger *)xtl_createlogger_stdiostream(
         stderr, level, XTL_STDIOSTREAM_HIDE_PROGRESS);

@@ -2,17 +2,21 @@
 /*
  * test_lock_turns.c - a holder that takes the lock again and again (the
  * kernel census of the whole range: a run of uids a hold) lets a waiter
- * have it between two holds, and does not hold it until it is done.
+ * have it between two holds, and does not hold it until it is done
+ * (xlreaper_lock.c, Fairness).
  *
  * Both kinds of waiter are real: one blocked in flock(LOCK_EX), as
  * upstream libxl's uid reaper waits, and one of ours, which waits in
  * xlreaper_lock_acquire.  Census, waiter and a fork racer in a DM uid
  * share one CPU, as on a dom0 with few vCPUs and a hostile DM.  The
- * census runs at nice -20, as xl-reaperd does, and the waiter, once it
- * waits, at nice 19: woken by a release it cannot preempt the census,
- * which has taken the lock again before the waiter runs, unless it lets
- * the waiter have its turn.  (A nice-0 waiter is enough on Debian 12's
- * kernel, docs/facts.md F17; this host's newer one lets it in.)
+ * census runs at nice -20, as a reap does (the daemon's reaps one after
+ * another), and the waiter, once it waits, at nice 19: woken by a
+ * release it cannot preempt the census, which has taken the lock again
+ * before the waiter runs, unless it leaves the waiter its turn.  (A
+ * nice-0 waiter is enough on Debian 12's kernel, docs/facts.md F17;
+ * this host's newer one lets it in.)  Nothing here reads /proc/locks:
+ * the waiter's state is its own system call, and the lock's holder and
+ * our waiters are asked of the lock file, as the library asks.
  *
  * uid block of this suite: 9800000 (base and pet) .. 9832751.
  */
@@ -22,7 +26,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,12 +48,16 @@ static struct {
     xlrt_rsuite r;
     cpu_set_t saved; /* the suite's own affinity, put back after */
     pid_t racer;     /* its nursery */
+    volatile int *had; /* shared: the waiter has had the lock */
 } S;
 
 static int suite_setup(void **state)
 {
     (void)state;
     xlrt_rsuite_setup(&S.r, BASE, "");
+    S.had = mmap(NULL, sizeof(*S.had), PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    assert_true(S.had != MAP_FAILED);
     return 0;
 }
 
@@ -76,13 +86,29 @@ static void all_cpus(void)
 
 typedef enum { WAIT_FLOCK, WAIT_OURS } waiter_kind;
 
-/* Whether someone holds the lock fd is a descriptor of (not us). */
-static bool held_by_another(int fd)
+/* Whether a reaper of ours (the census) holds the lock fd is a
+ * descriptor of. */
+static bool held_by_ours(int fd)
 {
-    xlreaper__lock_seen seen;
+    return xlreaper__lock_holder(fd) > 0;
+}
 
-    xlreaper__lock_look(fd, &seen);
-    return seen.holders > 0;
+/* The system call pid is in, as /proc/PID/syscall says; -1 when it is
+ * running, gone or a zombie. */
+static long in_syscall(pid_t pid)
+{
+    char path[64], buf[64];
+    long nr = -1;
+    FILE *f;
+
+    snprintf(path, sizeof(path), "/proc/%ld/syscall", (long)pid);
+    f = fopen(path, "re");
+    if (!f)
+        return -1;
+    if (!fgets(buf, sizeof(buf), f) || sscanf(buf, "%ld", &nr) != 1)
+        nr = -1;
+    fclose(f);
+    return nr;
 }
 
 /* The waiter's child side: waits for the lock its way, holds it a
@@ -102,7 +128,7 @@ static void waiter_child(waiter_kind kind, int wfd)
     xlreaper__sleep_us(WAITER_DELAY_MS * 1000u);
     /* Asks while the census holds the lock, as a waiter that must
      * wait: then it is seen waiting, unless a release came between. */
-    for (int i = 0; !held_by_another(fd); i++) {
+    for (int i = 0; !held_by_ours(fd); i++) {
         if (i == 10000)
             _exit(6);
         xlreaper__sleep_us(100);
@@ -115,31 +141,35 @@ static void waiter_child(waiter_kind kind, int wfd)
         _exit(4);
     }
     t[1] = xlreaper__now_us();
+    *S.had = 1;
     xlreaper__sleep_us(WAITER_HOLD_MS * 1000u);
     if (write(wfd, t, sizeof(t)) != sizeof(t))
         _exit(5);
     _exit(0); /* the lock goes with the descriptor */
 }
 
-/* The renicer's child side: once the lock has a waiter, makes waiter w
- * nice 19, so that, woken by a release, it cannot preempt the census,
- * as libxl's reaper at the default priority could not preempt a nice
- * -20 daemon on Debian 12's kernel (docs/facts.md F17).  Exits 0 when
- * it did, 1 when w had the lock without being seen waiting, 2 if
- * neither came. */
-static void renicer_child(pid_t w)
+/* The renicer's child side: once waiter w of kind waits for the lock,
+ * makes it nice 19, so that, woken by a release, it cannot preempt the
+ * census, as libxl's reaper at the default priority could not preempt
+ * a nice -20 daemon on Debian 12's kernel (docs/facts.md F17).  It
+ * waits blocked in flock, or, one of ours, with its mark seen while it
+ * does not hold the lock.  Exits 0 when it did, 1 when w had the lock
+ * without being seen waiting, 2 if neither came. */
+static void renicer_child(waiter_kind kind, pid_t w)
 {
     const xlreaper_config *cfg = xlreaper_config_get(S.r.ctx);
     int fd = open(cfg->lock_file, O_RDONLY | O_CLOEXEC);
     uint64_t end = xlreaper__now_us() + 2000000u;
 
     while (fd >= 0 && xlreaper__now_us() < end) {
-        xlreaper__lock_seen seen;
+        long holder = xlreaper__lock_holder(fd);
+        bool waits = kind == WAIT_FLOCK
+                         ? in_syscall(w) == SYS_flock
+                         : xlreaper__lock_waiter_seen(fd) && holder != w;
 
-        xlreaper__lock_look(fd, &seen);
-        if (seen.waiters)
+        if (waits)
             _exit(setpriority(PRIO_PROCESS, (id_t)w, 19) == 0 ? 0 : 2);
-        if (seen.holders && seen.holder_pid == w)
+        if (*S.had)
             _exit(1);
         xlreaper__sleep_us(200);
     }
@@ -159,6 +189,7 @@ static bool census_trial(waiter_kind kind, uint64_t t[4])
 
     assert_non_null(busy);
     assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    *S.had = 0;
     /* The census as xl-reaperd runs it, and as every reap runs; the
      * waiter so from its birth until it waits. */
     assert_int_equal(setpriority(PRIO_PROCESS, 0, -20), 0);
@@ -172,7 +203,7 @@ static bool census_trial(waiter_kind kind, uint64_t t[4])
     r = fork();
     assert_true(r >= 0);
     if (r == 0)
-        renicer_child(w);
+        renicer_child(kind, w);
     t[0] = xlreaper__now_us();
     assert_int_equal(xlreaper_census_kernel(S.r.ctx, 1, n, busy), 0);
     t[1] = xlreaper__now_us();

@@ -168,9 +168,9 @@ int xlreaper_census(xlreaper_ctx *ctx, xlreaper_census_entry *counts,
  * Each run of CENSUS_CHUNK uids is asked under the global lock, so that
  * a spawn never takes the probe for a leftover of its uid and a kill
  * never counts it among its dead; between runs the lock is let go, so a
- * sweep of the whole range never holds up a spawn or a reap for long: a
- * waiter seen at a release has its turn before the next run
- * (xlreaper_lock_turns.c).
+ * sweep of the whole range never holds up a spawn or a reap for long:
+ * the next run's take leaves a waiter woken by the release its turn
+ * (xlreaper_lock.c, Fairness).
  */
 
 /* About 1 to 3 ms of kernel questions a run on this hardware. */

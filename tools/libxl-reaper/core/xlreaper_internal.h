@@ -78,11 +78,9 @@ struct xlreaper_ctx {
     void *pw_local_opaque;
     xlreaper_config *cfg; /* NULL until a load succeeds */
     xlreaper_lock *held;  /* the global lock, while this ctx holds it */
-    /* Turns at the lock (xlreaper_lock_turns.c): how many our next
-     * takes still give to waiters seen at a release, and until when the
-     * next one waits. */
-    unsigned turns_owed;
-    uint64_t turn_until_us;
+    /* When this ctx last let go of the global lock, and until when a
+     * re-take waits for no waiter's turn (xlreaper_lock.c, Fairness). */
+    uint64_t lock_released_us, lock_turn_quiet_us;
     const char *subuid_file, *subgid_file; /* NULL: /etc's; for tests */
     const char *progname;                  /* the log lines' context */
 };
@@ -692,21 +690,12 @@ _hidden void xlreaper__reaping_unmark(int fd);
 _hidden int xlreaper__reaping_marked(xlreaper_ctx *ctx,
                                      const xlreaper_lock *lock, uid_t uid,
                                      bool *marked_r);
-/* Turns at the lock (xlreaper_lock_turns.c).  What /proc/locks says of
- * the lock file fd has open: its flock holders (the last one's pid) and
- * its waiters, blocked in flock or ours. */
-typedef struct {
-    unsigned holders, waiters;
-    long holder_pid;
-} xlreaper__lock_seen;
-_hidden void xlreaper__lock_look(int fd, xlreaper__lock_seen *seen);
-/* A waiter of ours says it waits on fd (best effort), and stops. */
-_hidden void xlreaper__lock_waiting(int fd, bool waiting);
-/* As the lock held on fd is let go: were there waiters? */
-_hidden void xlreaper__lock_turn_note(xlreaper_ctx *ctx, int fd);
-/* Before the next take, if turns are owed: one, never past deadline. */
-_hidden void xlreaper__lock_turn_give(xlreaper_ctx *ctx, int fd,
-                                      uint64_t deadline);
+/* Asked of the lock file fd has open (its own locks not counted), from
+ * the locks of that one inode alone (xlreaper_lock.c says how): whether
+ * a waiter of ours says it waits; the pid of the holder if one of ours
+ * holds the lock, 0 if none does, -1 if that cannot be asked. */
+_hidden bool xlreaper__lock_waiter_seen(int fd);
+_hidden long xlreaper__lock_holder(int fd);
 /* The lock held (taken, or *lock_r retaken), with no reap of uid under
  * way: what starts a task in uid calls this.  Waits at most
  * lock_timeout_ms for both.  0, _BUSY (still being reaped: logged),

@@ -61,10 +61,40 @@
  * whatever other lockers do.  The watch is set before the next try, so
  * a release between the failed try and the watch is not missed.
  *
- * Turns.  flock hands nothing over: a holder that lets go and takes the
- * lock again at once (the census, run after run) would keep it from a
- * waiter that cannot run in between.  A holder that sees waiters as it
- * lets go lets them try first (xlreaper_lock_turns.c).
+ * Fairness.  flock hands nothing over: a release wakes the tasks
+ * blocked on the lock, and the lock goes to whichever tries first.  A
+ * holder that lets go and takes the lock again while it still runs
+ * (the kernel census, a run of uids a hold; a reap's next round; the
+ * daemon's reaps one after another) so keeps it from every waiter that
+ * has not run in between, and a woken waiter runs in between only if
+ * the scheduler prefers it to a holder that is still running: at nice
+ * -20 (a reap's, xlreaper_sched.c) the holder is preferred to a waiter
+ * at the default priority on Debian 12's kernel, and a waiter waited
+ * through a whole census of the range (docs/facts.md F17).  So a taker
+ * that let go of the lock less than LOCK_GAP_US ago sleeps out the rest
+ * of that gap first (lock_pause): a sleeping task leaves its CPU to the
+ * runnable ones, and a waiter woken by the release is one of them,
+ * whatever its priority.  This serves every waiter without seeing it:
+ * libxl's reaper blocked in flock(LOCK_EX), which nothing but
+ * /proc/locks shows, and ours.  A waiter of ours also says that it
+ * waits, with an OFD read lock on byte 0 of the lock file while it
+ * waits (no DM uid is 0, so no reap's mark is there); a re-taker that
+ * sees one (F_OFD_GETLK, which reads the locks of this one inode, all
+ * of them ours: a DM cannot open the file) sleeps on, up to
+ * LOCK_TURN_MS after its release, until the mark is gone, that is
+ * until the waiter had the lock.  A mark that stays that long (a waiter
+ * stopped, or starved by more than the turn) is not waited for again
+ * for LOCK_TURN_QUIET_MS.  A take that is not a re-take (a kill, a
+ * spawn) pays nothing.
+ *
+ * Nothing here reads /proc/locks: it lists every file lock of the host,
+ * a read costs O(N^2) in their number, and any DM can add tens of
+ * thousands in a fraction of a second (docs/facts.md F18).  Who holds the lock, for
+ * the message of a lock timeout, is asked of the lock file itself,
+ * after the waiter let go of everything: a holder of ours holds an OFD
+ * lock on the byte at HOLDER_BYTE + its pid for as long as it holds
+ * the flock (on the same open file, so both end together); a holder
+ * that is not ours (libxl's reaper) holds none, and is named as that.
  */
 #include <fcntl.h>
 #include <libgen.h>
@@ -187,39 +217,127 @@ static bool still_named(int fd, const char *path)
            a.st_dev == b.st_dev && a.st_ino == b.st_ino;
 }
 
+/* The gap a taker leaves between its release and its next take, and
+ * how long after its release it lets a waiter of ours that it sees go
+ * first, looking every LOCK_TURN_LOOK_US.  A waiter's mark that
+ * outlives a turn is not waited for again for LOCK_TURN_QUIET_MS. */
+#define LOCK_GAP_US 1000
+#define LOCK_TURN_MS 50
+#define LOCK_TURN_LOOK_US 500
+#define LOCK_TURN_QUIET_MS 1000
+
+/* Byte 0: our waiters' marks.  From HOLDER_BYTE on, a byte per pid: a
+ * holder of ours.  Both out of the way of the reaps' marks, a byte at
+ * offset uid (no DM uid is 0, and uids end at 2^32). */
+#define WAITER_BYTE ((off_t)0)
+#define HOLDER_BYTE ((off_t)1 << 40)
+#define HOLDER_SPAN ((off_t)1 << 32)
+
+static void lock_range(struct flock *fl, short type, off_t start, off_t len)
+{
+    memset(fl, 0, sizeof(*fl));
+    fl->l_type = type;
+    fl->l_whence = SEEK_SET;
+    fl->l_start = start;
+    fl->l_len = len;
+}
+
+/* Best effort, both: without the mark a re-taker only fails to see
+ * this waiter, which still has the gap; without the holder's byte a
+ * timeout only cannot name the holder. */
+static void mark_waiting(int fd, bool waiting)
+{
+    struct flock fl;
+
+    lock_range(&fl, waiting ? F_RDLCK : F_UNLCK, WAITER_BYTE, 1);
+    fcntl(fd, F_OFD_SETLK, &fl);
+}
+
+static void mark_holder(int fd)
+{
+    struct flock fl;
+
+    lock_range(&fl, F_WRLCK, HOLDER_BYTE + getpid(), 1);
+    fcntl(fd, F_OFD_SETLK, &fl);
+}
+
+bool xlreaper__lock_waiter_seen(int fd)
+{
+    struct flock fl;
+
+    lock_range(&fl, F_WRLCK, WAITER_BYTE, 1);
+    return fcntl(fd, F_OFD_GETLK, &fl) == 0 && fl.l_type != F_UNLCK;
+}
+
+long xlreaper__lock_holder(int fd)
+{
+    struct flock fl;
+
+    lock_range(&fl, F_WRLCK, HOLDER_BYTE, HOLDER_SPAN);
+    if (fcntl(fd, F_OFD_GETLK, &fl) < 0)
+        return -1;
+    return fl.l_type != F_UNLCK && fl.l_start >= HOLDER_BYTE
+               ? (long)(fl.l_start - HOLDER_BYTE)
+               : 0;
+}
+
+/* Before a take: the rest of the gap since this ctx's last release,
+ * then, while a waiter of ours is seen, its turn; never past
+ * deadline.  See the top of this file. */
+static void lock_pause(xlreaper_ctx *ctx, int fd, uint64_t deadline)
+{
+    uint64_t now = xlreaper__now_us();
+    uint64_t gap_end = ctx->lock_released_us + LOCK_GAP_US;
+    uint64_t turn_end = ctx->lock_released_us + LOCK_TURN_MS * 1000u;
+
+    if (!ctx->lock_released_us || now >= turn_end)
+        return;
+    if (gap_end > deadline)
+        gap_end = deadline;
+    if (turn_end > deadline)
+        turn_end = deadline;
+    if (now < gap_end)
+        xlreaper__sleep_us(gap_end - now);
+    if (now < ctx->lock_turn_quiet_us)
+        return;
+    while (xlreaper__lock_waiter_seen(fd)) {
+        now = xlreaper__now_us();
+        if (now >= turn_end) {
+            /* Not taken in a whole turn: stopped, or gone. */
+            ctx->lock_turn_quiet_us = now + LOCK_TURN_QUIET_MS * 1000u;
+            return;
+        }
+        xlreaper__sleep_us(turn_end - now < LOCK_TURN_LOOK_US
+                               ? turn_end - now
+                               : LOCK_TURN_LOOK_US);
+    }
+}
+
+/* As a hold on fd ends. */
+static void lock_let_go(xlreaper_ctx *ctx, int fd)
+{
+    xlreaper__close_keep_errno(fd); /* drops the flock and holder byte */
+    ctx->lock_released_us = xlreaper__now_us();
+}
+
 /*
- * Who holds the lock, from /proc/locks (xlreaper__lock_look): into buf,
- * " (held by pid N, uid U, not root)" or " (held by pid N, root's)", or
- * "" when no flock of it is listed (the pid of a lock taken through an
- * inherited or passed descriptor is that of whoever took it).
+ * Who holds the lock, for a timeout's message, asked once fd holds
+ * nothing (its waiting mark dropped): into buf, " (held by pid N, a
+ * reaper of ours)" from the holder's byte, or, when no holder of ours
+ * is there, that it is libxl's reaper or another flock of the file.
  */
 static void describe_holder(int fd, char *buf, size_t n)
 {
-    xlreaper__lock_seen seen;
-    struct stat pst;
-    char proc[64];
-    long pid;
+    long pid = xlreaper__lock_holder(fd);
 
-    buf[0] = '\0';
-    xlreaper__lock_look(fd, &seen);
-    if (!seen.holders)
-        return;
-    pid = seen.holder_pid;
-    if (pid <= 0) {
-        snprintf(buf, n, " (held, no pid)");
-        return;
-    }
-    snprintf(proc, sizeof(proc), "/proc/%ld", pid);
-    if (stat(proc, &pst) < 0)
-        snprintf(buf, n, " (held by pid %ld)", pid);
-    else if (pst.st_uid)
-        snprintf(buf, n, " (held by pid %ld, uid %lu: not root, not a reaper)",
-                 pid, (unsigned long)pst.st_uid);
-    else
+    if (pid > 0)
+        snprintf(buf, n, " (held by pid %ld, a reaper of ours)", pid);
+    else if (pid == 0)
         snprintf(buf, n,
-                 " (held by pid %ld, root's: another reaper, ours or "
-                 "libxl's)",
-                 pid);
+                 " (held, not by a reaper of ours: libxl's, or another "
+                 "flock of the file)");
+    else
+        snprintf(buf, n, " (its holder is unknown)");
 }
 
 /* The longest sleep between two tries, woken by a release or not. */
@@ -263,16 +381,17 @@ again:
     rc = open_lock_file(ctx, cfg->lock_file, &fd);
     if (rc)
         goto fail;
-    if (ctx->turns_owed)
-        xlreaper__lock_turn_give(ctx, fd, deadline);
+    lock_pause(ctx, fd, deadline);
 
     /* Bounded without signals: see the top of this file. */
     for (;;) {
         uint64_t now;
 
         if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
-            if (still_named(fd, cfg->lock_file))
+            if (still_named(fd, cfg->lock_file)) {
+                mark_holder(fd);
                 break;
+            }
             /* Removed or replaced while we waited: the lock is the
              * file the path names now. */
             LOG(NOTICE,
@@ -308,23 +427,21 @@ again:
             if (!quiet) {
                 char holder[160];
 
+                mark_waiting(fd, false);
                 describe_holder(fd, holder, sizeof(holder));
                 LOG(ERROR,
                     "timed out after %u ms waiting for the reaper "
                     "lock %s%s",
-                    cfg->lock_timeout_ms, cfg->lock_file,
-                    holder[0] ? holder
-                              : " (another reaper, ours or libxl's, holds "
-                                "it)");
+                    cfg->lock_timeout_ms, cfg->lock_file, holder);
             }
             rc = XLREAPER_ERROR_LOCK_TIMEOUT;
             goto fail;
         }
         if (ino < 0 && !ino_failed) {
             /* Contended: from now on, woken by releases, and seen by a
-             * holder that lets go, which then lets us try first.  Then
-             * try once more before the first sleep. */
-            xlreaper__lock_waiting(fd, true);
+             * re-taker, which then lets us try first.  Then try once
+             * more before the first sleep. */
+            mark_waiting(fd, true);
             ino = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
             if (ino >= 0 &&
                 inotify_add_watch(ino, cfg->lock_file, IN_CLOSE_WRITE) < 0) {
@@ -339,7 +456,7 @@ again:
     }
     /* Said to be waiting exactly when the contended branch ran. */
     if (ino >= 0 || ino_failed)
-        xlreaper__lock_waiting(fd, false);
+        mark_waiting(fd, false);
     if (ino >= 0)
         close(ino);
     *fd_r = fd;
@@ -388,8 +505,7 @@ void xlreaper__lock_drop(xlreaper_lock *lock)
 {
     if (lock->ctx->held == lock)
         lock->ctx->held = NULL;
-    xlreaper__lock_turn_note(lock->ctx, lock->fd);
-    xlreaper__close_keep_errno(lock->fd); /* drops the flock */
+    lock_let_go(lock->ctx, lock->fd);
     lock->fd = -1;
 }
 
@@ -416,10 +532,8 @@ void xlreaper_lock_release(xlreaper_lock *lock)
         return;
     if (lock->ctx->held == lock)
         lock->ctx->held = NULL;
-    if (lock->fd >= 0) {
-        xlreaper__lock_turn_note(lock->ctx, lock->fd);
-        close(lock->fd); /* drops the flock */
-    }
+    if (lock->fd >= 0)
+        lock_let_go(lock->ctx, lock->fd);
     free(lock);
 }
 
@@ -440,11 +554,7 @@ uint64_t xlreaper_lock_wait_us(const xlreaper_lock *lock)
  * neither sees nor disturbs them, and they need no file per uid. */
 static void uid_byte(struct flock *fl, short type, uid_t uid)
 {
-    memset(fl, 0, sizeof(*fl));
-    fl->l_type = type;
-    fl->l_whence = SEEK_SET;
-    fl->l_start = (off_t)uid;
-    fl->l_len = 1;
+    lock_range(fl, type, (off_t)uid, 1);
 }
 
 int xlreaper__reaping_mark(xlreaper_ctx *ctx, uid_t uid, int *fd_r)

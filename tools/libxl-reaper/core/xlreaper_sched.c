@@ -13,7 +13,10 @@
  *    lock wait included, so that it notices a free lock at once and is
  *    not held up by the racers; not real-time: with 10,000 tasks to
  *    kill, a real-time reaper reading /proc starved the very tasks it
- *    waited for of the CPU they need to exit (bench_scale);
+ *    waited for of the CPU they need to exit (bench_scale).  At nice
+ *    -20 it is preferred to a waiter woken by its own release, so its
+ *    next round's take of the lock sleeps first (xlreaper_lock.c,
+ *    Fairness);
  *  - the killer child runs SCHED_FIFO at the lowest real-time priority
  *    from birth (set by the parent right after the clone, and again by
  *    the killer itself): its work is a few system calls, and its

@@ -232,6 +232,7 @@ static bool still_named(int fd, const char *path)
 #define WAITER_BYTE ((off_t)0)
 #define HOLDER_BYTE ((off_t)1 << 40)
 #define HOLDER_SPAN ((off_t)1 << 32)
+_Static_assert(sizeof(off_t) >= 8, "the holders' bytes need a 64-bit off_t");
 
 static void lock_range(struct flock *fl, short type, off_t start, off_t len)
 {

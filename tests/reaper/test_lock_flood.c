@@ -7,7 +7,7 @@
  * Nothing limits how many file locks a process holds (RLIMIT_LOCKS is
  * ignored, and they are not charged to a memory cgroup), and every one
  * of them is a line of /proc/locks, whose read costs O(N^2) in their
- * number (docs/facts.md F18).  Here a process in a DM uid, with no file
+ * number (docs/facts.md F18, F19).  Here a process in a DM uid, with no file
  * system and no privilege, holds NLOCKS one-byte read locks on memfds,
  * as a hostile DM can.  Then `xl-reaper kill` of another, empty uid,
  * `xl-reaper spawn` of a third domain and a kernel census of a run of

@@ -89,12 +89,13 @@
  *
  * Nothing here reads /proc/locks: it lists every file lock of the host,
  * a read costs O(N^2) in their number, and any DM can add tens of
- * thousands in a fraction of a second (docs/facts.md F18).  Who holds the lock, for
- * the message of a lock timeout, is asked of the lock file itself,
- * after the waiter let go of everything: a holder of ours holds an OFD
- * lock on the byte at HOLDER_BYTE + its pid for as long as it holds
- * the flock (on the same open file, so both end together); a holder
- * that is not ours (libxl's reaper) holds none, and is named as that.
+ * thousands in a fraction of a second (docs/facts.md F18, F19).  Who
+ * holds the lock, for the message of a lock timeout, is asked of the
+ * lock file itself, after the waiter let go of everything: a holder of
+ * ours holds an OFD lock on the byte at HOLDER_BYTE + its pid for as
+ * long as it holds the flock (on the same open file, so both end
+ * together); a holder that is not ours (libxl's reaper) holds none,
+ * and is named as that.
  */
 #include <fcntl.h>
 #include <libgen.h>

@@ -23,7 +23,11 @@ failed=0
 mkdir -p "$RUN"
 
 pass() { echo "E2E PASS $E2E_SID: $*"; }
-fail() { echo "E2E FAIL $E2E_SID: $*"; failed=1; }
+fail() {
+    echo "E2E FAIL $E2E_SID: $*"
+    failed=1
+    explain || true
+}
 # The scenario's status is its assertions'; but one that stopped early
 # (set -e: a command outside any assertion failed) has not passed, even
 # if every assertion it got to did.
@@ -85,6 +89,52 @@ diag_tail() {
     [ -s "$1" ] || return 0
     tail -n "${2:-5}" "$1" | cut -c1-200 | while IFS= read -r l; do
         diag "  $l"
+    done
+}
+
+# What explains a failure, after its FAIL line: the end of each log of
+# the toolstack written since the scenario began, or since the last
+# failure's (a failure's cause is in libxl's log, libvirt's, or the
+# DM's, not in the command's last line): libxl's per domain (xl's
+# monitor, libvirt's libxl driver), QEMU's, and whatever the scenario
+# named with explain_log (libvirtd's).  Newest first, at most 4 logs of
+# 30 lines and 2 KiB each, for at most E2E_EXPLAIN_MAX failures a
+# scenario (the console is a serial line at 115200 baud).
+EXPLAIN_GLOBS="/var/log/xen/xl-*.log /var/log/xen/qemu-dm-*.log
+    /var/log/libvirt/libxl/*.log"
+EXPLAIN_MAX=${E2E_EXPLAIN_MAX:-3}
+explain_n=0
+# "path size" of each log there is.
+explain_sizes() {
+    find $EXPLAIN_GLOBS -maxdepth 0 -type f -printf '%p %s\n' 2>/dev/null |
+        sort -u
+}
+explain_sizes >"$RUN/explained"
+explain_log() { EXPLAIN_GLOBS="$EXPLAIN_GLOBS $*"; }
+explain() {
+    if [ "$explain_n" -ge "$EXPLAIN_MAX" ]; then
+        [ "$explain_n" != "$EXPLAIN_MAX" ] ||
+            diag "  (the logs of this scenario's later failures not shown)"
+        explain_n=$((explain_n + 1))
+        return 0
+    fi
+    # Grown or new since the sizes last recorded, newest first (a
+    # coarse mtime cannot tell writes a few ms apart).
+    explain_sizes >"$RUN/explained.now"
+    _xlogs=$(awk 'NR == FNR { old[$1] = $2; next }
+        $2 > 0 && old[$1] != $2 { print $1 }' \
+        "$RUN/explained" "$RUN/explained.now" |
+        xargs -r ls -t 2>/dev/null | head -n 4)
+    mv "$RUN/explained.now" "$RUN/explained"
+    if [ -z "$_xlogs" ]; then
+        diag "  (no toolstack log written since the last one shown)"
+        return 0
+    fi
+    explain_n=$((explain_n + 1))
+    for _xf in $_xlogs; do
+        diag "  -- $_xf ($(wc -c <"$_xf") bytes), its end:"
+        tail -n 30 "$_xf" | tr -d '\r' | cut -c1-200 | tail -c 2048 |
+            while IFS= read -r _xl; do diag "  | $_xl"; done
     done
 }
 

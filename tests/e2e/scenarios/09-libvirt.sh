@@ -120,6 +120,8 @@ libvirt_start() {
         echo $! >"$RUN/libvirtd.pid")
     LVPID=$(cat "$RUN/libvirtd.pid")
     echo "$LVPID" >>"$STATE/pids"
+    # Its end comes with every failure (lib.sh, explain).
+    explain_log "$RUN/libvirtd.log"
     if poll 90000 virsh -q -c "$URI" version; then
         pass "libvirtd (pid $LVPID) answers on $URI"
         diag "$(bounded virsh -c "$URI" version 2>&1 | tr '\n' ' ' | cut -c1-200)"

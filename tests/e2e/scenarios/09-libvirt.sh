@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-only
+# e2e-timeout: 1200
 # (9) libvirt's Xen driver as the toolstack: libvirtd with Debian's
 # libvirt-daemon-driver-xen, `virsh create` of an HVM guest whose
 # <emulator> is the wrapper.  libvirt asks libxl for no dm_restrict, so

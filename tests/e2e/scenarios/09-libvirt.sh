@@ -49,6 +49,8 @@ expect() {
     # 4.17, key off: a fresh guest's save and restore worked, once of
     # twice (one resumed after the other operations did not resume).
     save:0:4.17) echo try ;;
+    # Without the wrapper (stock): said, for comparison, never asserted.
+    save:stock:*) echo try ;;
     save:*) echo works ;;
     *) echo try ;;
     esac
@@ -65,13 +67,17 @@ op() {
     if [ "$_r" = 0 ]; then
         case $_e in
         works) pass "key $_k: $_d works" ;;
+        try) diag "key $_k: $_d works (tried, not asserted)" ;;
         *) diag "key $_k: $_d WORKS (expected: $_e): $_why" ;;
         esac
         echo "$_n key=$_k works" >>"$RUN/ops"
     else
         case $_e in
         works) fail "key $_k: $_d (rc=$_r: $_why)" ;;
-        *) diag "key $_k: $_d does not work (rc=$_r): $_why" ;;
+        *)
+            diag "key $_k: $_d does not work (rc=$_r): $_why"
+            explain
+            ;;
         esac
         echo "$_n key=$_k fails" >>"$RUN/ops"
         libxl_said
@@ -250,7 +256,8 @@ cdrom_change() {
 
 do_reboot() { bounded virsh -q -c "$URI" reboot "$1"; }
 
-# save_restore NAME: libvirt's save, then restore (a new domid).
+# save_restore NAME [stock]: libvirt's save, then restore (a new
+# domid); with "stock", the DM is root's (no wrapper).
 save_restore() {
     _old=$DMUID
     rm -f "$RUN/$1.save"
@@ -263,7 +270,7 @@ save_restore() {
     bounded virsh -q -c "$URI" restore --paused "$RUN/$1.save" || return 1
     rm -f "$RUN/$1.save"
     dm_of "$1"
-    all_four "$(proc_uids "$DMPID")" "$DMUID" ||
+    [ "${2:-}" = stock ] || all_four "$(proc_uids "$DMPID")" "$DMUID" ||
         { echo "restored DM not under its uid $DMUID"; return 1; }
 }
 
@@ -380,6 +387,27 @@ for key in 0 1; do
         fail "key $key: virsh create $NAME again, for save and restore"
     fi
 done
+
+# The same save and restore without the wrapper, said and never
+# asserted: libvirt's own DM line, QEMU as root, given only what this
+# image needs of any DM (stock_dm_shim: RLIMIT_FSIZE, and libxl 4.20's
+# probe in a mount namespace of its own).  A restore that fails here as
+# under the wrapper is libxl's or libvirt's, not the wrapper's.
+NAME=e2e-stock
+stock_dm_shim "$RUN/stock-dm"
+guest_xml "$NAME" >/dev/null
+sed -i "s|<emulator>.*</emulator>|<emulator>$RUN/stock-dm</emulator>|" \
+    "$RUN/$NAME.xml"
+if bounded virsh -q -c "$URI" create --paused "$RUN/$NAME.xml" \
+    >"$RUN/create-$NAME.log" 2>&1; then
+    dm_of "$NAME"
+    op save stock "save and restore without the wrapper (DM root's)" \
+        save_restore "$NAME" stock
+    bounded virsh -q -c "$URI" destroy "$NAME" >/dev/null 2>&1 || true
+else
+    diag "without the wrapper: virsh create $NAME does not work"
+    diag_tail "$RUN/create-$NAME.log" 4
+fi
 
 # The guest's own poweroff, with the key on: libvirt (on_poweroff
 # destroy) destroys the domain on libxl's shutdown event and kills the

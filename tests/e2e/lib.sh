@@ -121,9 +121,11 @@ explain() {
     # Grown or new since the sizes last recorded, newest first (a
     # coarse mtime cannot tell writes a few ms apart).
     explain_sizes >"$RUN/explained.now"
-    _xlogs=$(awk 'NR == FNR { old[$1] = $2; next }
-        $2 > 0 && old[$1] != $2 { print $1 }' \
-        "$RUN/explained" "$RUN/explained.now" |
+    # (Not NR == FNR: the sizes of none, an empty file, is a case.)
+    _xlogs=$(awk -v was="$RUN/explained" '
+        BEGIN { while ((getline l < was) > 0) { split(l, f, " ")
+            old[f[1]] = f[2] } }
+        $2 > 0 && old[$1] != $2 { print $1 }' "$RUN/explained.now" |
         xargs -r ls -t 2>/dev/null | head -n 4)
     mv "$RUN/explained.now" "$RUN/explained"
     if [ -z "$_xlogs" ]; then

@@ -74,10 +74,12 @@ op() {
     else
         case $_e in
         works) fail "key $_k: $_d (rc=$_r: $_why)" ;;
-        *)
+        # Tried: why it failed this time is the point.
+        try)
             diag "key $_k: $_d does not work (rc=$_r): $_why"
             explain
             ;;
+        *) diag "key $_k: $_d does not work (rc=$_r): $_why" ;;
         esac
         echo "$_n key=$_k fails" >>"$RUN/ops"
         libxl_said

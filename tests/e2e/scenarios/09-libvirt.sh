@@ -304,6 +304,15 @@ iso_put() {
 
 lv_gone() { ! virsh -q -c "$URI" domid "$1" >/dev/null 2>&1; }
 
+# dm_refused WHO: what QEMU said it could not set up (its PV backends,
+# each realized with a xenstore connection of its own, opened after
+# the uid switch), from the DM's log.
+dm_refused() {
+    grep -a -E 'failed to create|[Pp]ermission denied' \
+        "/var/log/xen/qemu-dm-$NAME.log" 2>/dev/null | cut -c1-180 |
+        head -n 3 | while IFS= read -r _l; do diag "$1: QEMU: $_l"; done
+}
+
 # reaps DOMID: each of xl-reaperd's reap events for DOMID, in short.
 reaps() {
     grep -E "\"domid\" *: *$1([^0-9]|\$)" "$RUN/events" 2>/dev/null |
@@ -369,6 +378,7 @@ for key in 0 1; do
 
     # The compromised DM: a fork racer in its uid; libvirt's destroy
     # kills the DM by pid only, xl-reaperd the uid.
+    dm_refused "key $key"
     start_racer "lv$key" "$DMUID" "$DMGID"
     check "key $key: virsh destroy $NAME" virsh -q -c "$URI" destroy "$NAME"
     assert_reaped "lv$key" "$DMUID" "$REAP_MS" \
@@ -382,6 +392,7 @@ for key in 0 1; do
         dm_of "$NAME"
         op save "$key" "save and restore (virsh save, virsh restore)" \
             save_restore "$NAME"
+        dm_refused "key $key, restored"
         bounded virsh -q -c "$URI" destroy "$NAME" >/dev/null 2>&1 || true
         check "key $key: DM uid $DMUID empty within $REAP_MS ms of the last destroy" \
             uid_empty "$DMUID" "$REAP_MS"
@@ -405,6 +416,7 @@ if bounded virsh -q -c "$URI" create --paused "$RUN/$NAME.xml" \
     dm_of "$NAME"
     op save stock "save and restore without the wrapper (DM root's)" \
         save_restore "$NAME" stock
+    dm_refused "stock, restored"
     bounded virsh -q -c "$URI" destroy "$NAME" >/dev/null 2>&1 || true
 else
     diag "without the wrapper: virsh create $NAME does not work"

@@ -19,7 +19,8 @@
 
 BENCH_MINE := scale parts race lock start
 BENCH_BINS := $(patsubst %,$(BUILD)/bench/bench_%,$(BENCH_MINE))
-BENCH_LIB_OBJS := $(call obj,bench/lib/bench.c tests/lib/xlrt_kcount.c)
+BENCH_LIB_OBJS := $(call obj,bench/lib/bench.c tests/lib/xlrt_kcount.c \
+	tests/lib/xlrt_tree.c)
 BENCH_PROG_SRCS := bench/progs/bench_tasks.c bench/progs/bench_racer.c \
 	bench/progs/bench_barekill.c bench/progs/bench_true.c
 BENCH_PROGS := $(patsubst bench/progs/%.c,$(BUILD)/bench/progs/%,$(BENCH_PROG_SRCS)) \

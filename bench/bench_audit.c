@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "xlreaper_audit_internal.h"
+#include "xlrt_tree.h"
 
 #define BASE 9450000u
 #define NDMS 64u
@@ -171,8 +172,7 @@ out:
         waitpid(pids[i], &status, 0);
     }
     rmdir(empty);
-    snprintf(text, sizeof(text), "rm -rf '%s'", dir);
-    if (system(text) != 0)
+    if (xlrt_tree_remove(dir) < 0)
         rc = 1;
     xlreaper_ctx_free(ctx);
     xtl_logger_destroy((xentoollog_logger *)lg);

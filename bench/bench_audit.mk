@@ -11,16 +11,16 @@ BENCH_AUDIT_BASE ?= b73c629
 BENCH_AUDIT_OLD := $(BUILD)/bench-audit-base
 BENCH_AUDIT_REPS ?= 100
 
-$(BENCH_AUDIT_BIN): $(call obj,bench/bench_audit.c) $(LIB_A)
+$(BENCH_AUDIT_BIN): $(call obj,bench/bench_audit.c tests/lib/xlrt_tree.c) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lpthread
 
 # The library as it was at BENCH_AUDIT_BASE (bench_compare.mk's
 # bench_rev_tree), and the same benchmark source built against it.
-$(BENCH_AUDIT_OLD)/bench_audit: bench/bench_audit.c
+$(BENCH_AUDIT_OLD)/bench_audit: bench/bench_audit.c tests/lib/xlrt_tree.c
 	$(call bench_rev_tree,$(BENCH_AUDIT_BASE),$(BENCH_AUDIT_OLD),build/lib/libxlreaper.a)
 	$(CC) $(call bench_rev_cflags,$(BENCH_AUDIT_OLD)) \
-		-o $@ $< $(BENCH_AUDIT_OLD)/src/build/lib/libxlreaper.a \
+		-o $@ $^ $(BENCH_AUDIT_OLD)/src/build/lib/libxlreaper.a \
 		$(LDFLAGS_ALL) $(PKG_LIBS) -lpthread
 
 .PHONY: bench-audit

@@ -47,7 +47,7 @@ BENCH_CMP_TARGETS := build/lib/libxlreaper.a build/bin/xl-reaper \
 	build/tests/progs/fake_xenstored build/tests/progs/spawn_probe \
 	build/bench/progs/bench_tasks build/bench/progs/bench_racer \
 	build/bench/progs/bench_barekill build/bench/progs/bench_true
-BENCH_CMP_LIBSRCS := bench/lib/bench.c tests/lib/xlrt_kcount.c \
+BENCH_CMP_LIBSRCS := bench/lib/bench.c tests/lib/xlrt_kcount.c tests/lib/xlrt_tree.c \
 	tests/lib/xlrt_daemon.c tests/lib/xlrt_fuse.c
 
 # The base's tree, once per commit (the directory is named after it).

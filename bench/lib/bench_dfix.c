@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bench_dfix.h"
+#include "xlrt_tree.h"
 
 void bench_dfix_die(const bench_dfix *b, const char *why)
 {
@@ -55,7 +56,6 @@ void bench_dfix_setup(bench_dfix *b, const char *who, unsigned base)
 
 int bench_dfix_dispose(bench_dfix *b)
 {
-    char cmd[512];
 
     xlreaper_ctx_free(b->ctx);
     free(b->config);
@@ -65,8 +65,7 @@ int bench_dfix_dispose(bench_dfix *b)
         printf("  kept: %s\n", b->dir);
         return 0;
     }
-    snprintf(cmd, sizeof(cmd), "rm -rf %s", b->dir);
-    return system(cmd) == 0 ? 0 : -1;
+    return xlrt_tree_remove(b->dir);
 }
 
 bool bench_dfix_uid_busy(const bench_dfix *b, uid_t uid)

@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +16,7 @@
 #include <unistd.h>
 
 #include "xlr_test.h"
+#include "xlrt_tree.h"
 
 void xlrt_assert_failed(const char *expr, const char *file, int line)
 {
@@ -102,20 +102,11 @@ char *xlrt_tmpdir(void)
     return d;
 }
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-                  struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 void xlrt_tmpdir_remove(char *dir)
 {
     if (!dir)
         return;
-    nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    xlrt_tree_remove(dir);
     free(dir);
 }
 

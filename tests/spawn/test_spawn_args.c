@@ -143,6 +143,15 @@ static void test_keep_fds_table(void **state)
         if (strcmp(got, cases[i].keep))
             fail_msg("case %zu (%s %s): kept '%s', want '%s'", i,
                      cases[i].args[0], cases[i].args[1], got, cases[i].keep);
+        /* A restore's state descriptor, which the "running" watcher
+         * waits for QEMU to close (xlreaper_dm_ready.c). */
+        if (cl.incoming_fd !=
+            (cases[i].args[0] && !strcmp(cases[i].args[0], "-incoming") &&
+                     *cases[i].keep
+                 ? atoi(cases[i].keep)
+                 : 0))
+            fail_msg("case %zu (%s %s): incoming_fd %d", i, cases[i].args[0],
+                     cases[i].args[1], cl.incoming_fd);
     }
 }
 

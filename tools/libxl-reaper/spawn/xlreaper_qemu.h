@@ -60,6 +60,7 @@ typedef struct {
     unsigned num_run_with_keys;
     bool domid_restrict;      /* -xen-domid-restrict where QEMU reads
                                * it as the flag, not as a value */
+    int incoming_fd;          /* -incoming fd:N's N (> 2), or 0 */
     const char *last_unknown; /* the last argument, if an option that may
                                * take a value: what is appended after it
                                * could become its value */

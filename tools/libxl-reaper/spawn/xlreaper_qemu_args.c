@@ -485,8 +485,14 @@ int xlreaper__qemu_cmdline_parse(xlreaper_ctx *ctx, uint32_t domid,
         if (fd_opt) {
             rc = parse_fd_value(ctx, domid, cl, opt, val, seg);
         } else if (incoming) {
+            unsigned long n;
+
             if (!strncmp(val, "fd:", 3))
                 rc = add_keep(ctx, domid, cl, opt, val + 3);
+            /* add_keep took it as a descriptor above 2. */
+            if (!strncmp(val, "fd:", 3) && !rc &&
+                !xlreaper__parse_ulong(val + 3, strlen(val + 3), INT_MAX, &n))
+                cl->incoming_fd = (int)n;
         } else if (runas) {
             if (cl->runas) {
                 LOGD(ERROR, domid,

@@ -197,7 +197,8 @@ static int prepare(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan,
     /* Before the lock, which the watcher must not inherit, and before
      * drop_vkbd's thread: xenstore is waited for, with a deadline. */
     if (plan->drop_vkbd && !forked)
-        xlreaper__dm_ready_later(ctx, plan->domid, plan->uid);
+        xlreaper__dm_ready_later(ctx, plan->domid, plan->uid,
+                                 plan->incoming_fd);
     if (plan->drop_vkbd)
         xlreaper__drop_vkbd(ctx, plan->domid);
     /* Not while a reap of the uid is between its rounds: the DM would

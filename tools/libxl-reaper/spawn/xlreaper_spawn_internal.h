@@ -116,6 +116,7 @@ struct xlreaper_spawn_plan {
                         * (add_dm_restrict), or NULL */
     bool drop_vkbd;    /* -xen-domid-restrict added: the spawn takes
                         * out the domain's vkbd (xlreaper_vkbd.c) */
+    int incoming_fd;   /* -incoming fd:N's N, a restore; or 0 */
     char *cgroup_parent;
     xlreaper__setid_filter setid; /* built here, installed by the child */
 };

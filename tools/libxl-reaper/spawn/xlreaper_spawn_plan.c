@@ -474,6 +474,7 @@ static int plan_runas(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
     if (!rc && ctx->cfg->add_dm_restrict && !cl->domid_restrict) {
         rc = extra_flag(x, "-xen-domid-restrict");
         plan->drop_vkbd = true;
+        plan->incoming_fd = cl->incoming_fd;
     }
     if (!rc && x->num && cl->last_unknown) {
         LOGD(ERROR, plan->domid,

@@ -23,6 +23,16 @@
  * It gives up when the DM exits (its pidfd) or after WAIT_S; each
  * xenstore call is bounded by an alarm.  A second "running" (QEMU 7.2
  * wrote its own) changes nothing.
+ *
+ * A restore (-incoming fd:N) is not up when QEMU switches uid: QEMU
+ * then loads the saved state from N, and writes "running" itself only
+ * once its machine runs, after the load.  Told "running" before that,
+ * libxl went on with its post-start configuration while QEMU 7.2 was
+ * still loading, and QEMU aborted (xen_add_to_physmap's assertion; e2e
+ * 09 on Xen 4.17, key on, 2 restores in 9).  QEMU closes N once the
+ * load is done (migration_incoming_state_destroy), so the watcher
+ * also waits until /proc/PID/fd/N is no longer the file libxl opened:
+ * the kernel's word again, not the DM's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 #include <xenstore.h>
@@ -87,10 +98,25 @@ static int write_running(uint32_t domid)
     return ret;
 }
 
-static void watch(xlreaper_ctx *ctx, uint32_t domid, pid_t dm, uid_t uid)
+/* Whether the DM still has the saved state open as fd (the file whose
+ * device and inode are in *st). */
+static bool loading(pid_t pid, int fd, const struct stat *st)
+{
+    char path[64];
+    struct stat now;
+
+    snprintf(path, sizeof(path), "/proc/%ld/fd/%d", (long)pid, fd);
+    return stat(path, &now) == 0 && now.st_dev == st->st_dev &&
+           now.st_ino == st->st_ino;
+}
+
+static void watch(xlreaper_ctx *ctx, uint32_t domid, pid_t dm, uid_t uid,
+                  int incoming_fd)
 {
     uint64_t t0;
     int pfd = (int)syscall(SYS_pidfd_open, dm, 0);
+    struct stat saved;
+    bool restore = incoming_fd > 2 && fstat(incoming_fd, &saved) == 0;
     int r;
 
     if (pfd < 0) {
@@ -104,13 +130,15 @@ static void watch(xlreaper_ctx *ctx, uint32_t domid, pid_t dm, uid_t uid)
 
         if (poll(&p, 1, 50) > 0)
             return; /* the DM exited */
-        if (switched(dm, uid))
+        if (switched(dm, uid) &&
+            (!restore || !loading(dm, incoming_fd, &saved)))
             break;
         if (xlreaper__now_us() - t0 > WAIT_S * 1000000ull) {
             LOGD(WARN, domid,
-                 "the DM did not switch to uid %lu within %d s: not "
+                 "the DM did not switch to uid %lu%s within %d s: not "
                  "telling libxl it runs",
-                 (unsigned long)uid, WAIT_S);
+                 (unsigned long)uid,
+                 restore ? " and load its saved state" : "", WAIT_S);
             return;
         }
     }
@@ -119,13 +147,15 @@ static void watch(xlreaper_ctx *ctx, uint32_t domid, pid_t dm, uid_t uid)
         LOGD(WARN, domid, "could not write device-model/%u/state", domid);
     else if (r == 0)
         LOGD(NOTICE, domid,
-             "the DM runs under uid %lu, restricted: wrote \"running\" to "
-             "device-model/%u/state for libxl, as QEMU does when not "
+             "the DM runs under uid %lu, restricted%s: wrote \"running\" "
+             "to device-model/%u/state for libxl, as QEMU does when not "
              "under -xen-domid-restrict",
-             (unsigned long)uid, domid);
+             (unsigned long)uid, restore ? ", its saved state loaded" : "",
+             domid);
 }
 
-void xlreaper__dm_ready_later(xlreaper_ctx *ctx, uint32_t domid, uid_t uid)
+void xlreaper__dm_ready_later(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
+                              int incoming_fd)
 {
     xlreaper__wait w = { .mode = XLREAPER__WAIT_REPORT, .rfd = -1 };
     pid_t dm = getpid(), c;
@@ -139,7 +169,7 @@ void xlreaper__dm_ready_later(xlreaper_ctx *ctx, uint32_t domid, uid_t uid)
         /* Twice, so that the watcher is no child of the DM's. */
         pid_t g = fork();
         if (g == 0) {
-            watch(ctx, domid, dm, uid);
+            watch(ctx, domid, dm, uid, incoming_fd);
             _exit(0);
         }
         _exit(g < 0);

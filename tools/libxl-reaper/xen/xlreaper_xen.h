@@ -39,10 +39,12 @@ _hidden void xlreaper__drop_vkbd(xlreaper_ctx *ctx, uint32_t domid);
  * add_dm_restrict, a DM exec'd in place: forks a watcher that writes
  * "running" to device-model/<domid>/state once this process (QEMU by
  * then) runs under uid, for a libxl that waits for it and a QEMU that
- * does not write it restricted (xlreaper_dm_ready.c).  Never fails.
+ * does not write it restricted (xlreaper_dm_ready.c).  incoming_fd:
+ * a restore's -incoming fd:N, whose close by QEMU is waited for too;
+ * or 0.  Never fails.
  */
 _hidden void xlreaper__dm_ready_later(xlreaper_ctx *ctx, uint32_t domid,
-                                      uid_t uid);
+                                      uid_t uid, int incoming_fd);
 
 /* Closes every descriptor but 0-2 and keep (every one above 2 when keep
  * is below 3), for a root QEMU a toolstack's probe runs

@@ -50,7 +50,7 @@
 #define SLACK_MS 100
 /* A lock timeout under the flood: at most this much past
  * lock_timeout_ms. */
-#define TIMEOUT_MS 300
+#define TIMEOUT_MS 300u
 #define TIMEOUT_SLACK_MS 200
 
 static struct {

@@ -4,7 +4,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -22,6 +21,7 @@
 
 #include "bench.h"
 #include "xlrt_kcount.h"
+#include "xlrt_tree.h"
 
 extern char **environ;
 
@@ -506,15 +506,6 @@ const char *bench_cgroup(void)
 
 /* ---------- set-up and clean-up ---------- */
 
-static int rm_one(const char *path, const struct stat *st, int flag,
-                  struct FTW *ftw)
-{
-    (void)st;
-    (void)flag;
-    (void)ftw;
-    return remove(path);
-}
-
 /* Called at exit and from the signal handler: only async-signal-safe
  * calls besides the bare kills (fork, setresuid, kill, waitpid). */
 static void cleanup(void)
@@ -549,7 +540,7 @@ static void cleanup(void)
     if (pid_max_saved >= 0)
         write_long_file("/proc/sys/kernel/pid_max", pid_max_saved);
     if (tmpdir[0])
-        nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+        xlrt_tree_remove(tmpdir);
 }
 
 static void on_signal(int sig)

@@ -84,8 +84,11 @@
  * LOCK_TURN_MS after its release, until the mark is gone, that is
  * until the waiter had the lock.  A mark that stays that long (a waiter
  * stopped, or starved by more than the turn) is not waited for again
- * for LOCK_TURN_QUIET_MS.  A take that is not a re-take (a kill, a
- * spawn) pays nothing.
+ * for LOCK_TURN_QUIET_MS.  A ctx's first take (a kill, or `xl-reaper
+ * kill` in a process of its own) pays nothing, and neither does a
+ * spawn's: it comes once per domain start, so it cannot keep the lock
+ * from a waiter by itself, and a toolstack that starts domains one
+ * after another in one ctx would pay the gap in every start.
  *
  * Nothing here reads /proc/locks: it lists every file lock of the host,
  * a read costs O(N^2) in their number, and any DM can add tens of
@@ -369,10 +372,10 @@ static void wait_release(int ino, uint64_t left_us, uint64_t *pause_us)
 }
 
 /* flock on a fresh descriptor of the lock file, waiting until
- * deadline (xlreaper__now_us's clock).  0 with *fd_r, _LOCK_TIMEOUT
- * (logged unless quiet) or _FAIL. */
+ * deadline (xlreaper__now_us's clock), after lock_pause if pause.  0
+ * with *fd_r, _LOCK_TIMEOUT (logged unless quiet) or _FAIL. */
 static int lock_take(xlreaper_ctx *ctx, uint64_t deadline, bool quiet,
-                     int *fd_r)
+                     bool pause, int *fd_r)
 {
     const xlreaper_config *cfg = ctx->cfg;
     uint64_t pause_us = 500;
@@ -383,7 +386,8 @@ again:
     rc = open_lock_file(ctx, cfg->lock_file, &fd);
     if (rc)
         goto fail;
-    lock_pause(ctx, fd, deadline);
+    if (pause)
+        lock_pause(ctx, fd, deadline);
 
     /* Bounded without signals: see the top of this file. */
     for (;;) {
@@ -472,7 +476,7 @@ fail:
     return rc;
 }
 
-int xlreaper_lock_acquire(xlreaper_ctx *ctx, xlreaper_lock **lock_r)
+static int lock_acquire(xlreaper_ctx *ctx, bool pause, xlreaper_lock **lock_r)
 {
     const xlreaper_config *cfg = ctx->cfg;
     xlreaper_lock *lock;
@@ -483,7 +487,7 @@ int xlreaper_lock_acquire(xlreaper_ctx *ctx, xlreaper_lock **lock_r)
         return XLREAPER_ERROR_INVAL;
     start = xlreaper__now_us();
     rc = lock_take(ctx, start + (uint64_t)cfg->lock_timeout_ms * 1000u, false,
-                   &fd);
+                   pause, &fd);
     if (rc)
         return rc;
 
@@ -503,6 +507,11 @@ int xlreaper_lock_acquire(xlreaper_ctx *ctx, xlreaper_lock **lock_r)
     return 0;
 }
 
+int xlreaper_lock_acquire(xlreaper_ctx *ctx, xlreaper_lock **lock_r)
+{
+    return lock_acquire(ctx, true, lock_r);
+}
+
 void xlreaper__lock_drop(xlreaper_lock *lock)
 {
     if (lock->ctx->held == lock)
@@ -518,7 +527,7 @@ int xlreaper__lock_retake(xlreaper_lock *lock, uint64_t deadline, bool quiet)
 
     if (lock->fd >= 0)
         return 0;
-    rc = lock_take(ctx, deadline, quiet, &lock->fd);
+    rc = lock_take(ctx, deadline, quiet, true, &lock->fd);
     if (rc) {
         lock->fd = -1;
         return rc;
@@ -613,7 +622,9 @@ int xlreaper__lock_acquire_unmarked(xlreaper_ctx *ctx, uid_t uid,
     int rc;
 
     if (!lock) {
-        rc = xlreaper_lock_acquire(ctx, &lock);
+        /* A spawn's first take is not a re-take: no pause (see the
+         * top of this file). */
+        rc = lock_acquire(ctx, false, &lock);
         if (rc)
             return rc;
         *lock_r = lock;

@@ -6,8 +6,8 @@
 # (a commit from before the library moved into folders has the flat
 # layout and its own rules), and the head's benchmark sources built
 # against each library.  Then bench/compare runs bench_race,
-# bench_spawn, bench_stuck and bench_lockflood for the two builds,
-# interleaved, and prints for each figure the ratio head/base of each
+# bench_spawn, bench_stuck, bench_lockflood and bench_lock for the two
+# builds, interleaved, and prints for each figure the ratio head/base of each
 # pair of runs: their median, and their spread (min-max).  Also in
 # bench/results/compare-<base>-<head>.md.  A change to the lock, the
 # reap, the spawn or a helper lands with that file in its commit.
@@ -39,7 +39,7 @@ bench_rev_cflags = -I$(1)/src/tools/libxl-reaper/include \
 BASE ?= main
 BENCH_CMP_REV := $(shell git rev-parse --short=12 --verify -q '$(BASE)^{commit}' 2>/dev/null)
 BENCH_CMP_DIR := $(BUILD)/bench-compare/$(BENCH_CMP_REV)
-BENCH_CMP_BENCHES := race spawn stuck lockflood
+BENCH_CMP_BENCHES := race spawn stuck lockflood lock
 BENCH_CMP_BINS := $(patsubst %,$(BENCH_CMP_DIR)/bench/bench_%,$(BENCH_CMP_BENCHES))
 # What each benchmark runs, built by the tree's own Makefile.
 BENCH_CMP_TARGETS := build/lib/libxlreaper.a build/bin/xl-reaper \

@@ -26,22 +26,24 @@
  * outcome "stuck".
  *
  * Where fusectl is mounted on FUSECTL_DIR (systemd mounts it at boot,
- * and xl-reaperd.service makes sure of it), the helper uses that mount:
- * it opens each abort file with its fsuid set to the DM uid, the file's
- * owner, so that the owner's write bit lets it in.  That takes
- * CAP_SETUID alone, which every reaper has, and neither
- * CAP_DAC_OVERRIDE nor CAP_SYS_ADMIN, which xl-reaperd's unit does not
- * keep.  The fsuid is used for file access only: a DM task can signal
- * a task whose real or saved uid is its own, and trace one whose uids
- * are; the helper's stay 0.  Where fusectl is not mounted, the helper
- * mounts it in a mount namespace of its own, made private first so
- * that nothing propagates back to the host's: the namespace, and the
- * mount in it, end with the helper, whatever happens to it or to us.
- * That takes CAP_SYS_ADMIN; without it the reap says so, and what to
- * mount.  fusectl is one superblock for the whole host, so either way
- * every connection shows.  The helper is root and takes no DM id: a
- * DM task can neither signal nor trace it.  Where the kernel has no
- * FUSE (FUSECTL_DIR absent) or no fusectl, there is no connection to
+ * and xl-reaperd.service makes sure of it), the helper uses that
+ * mount: it opens each abort file with its fsuid set to the DM uid,
+ * the file's owner, so that the owner's write bit lets it in.  That
+ * takes CAP_SETUID alone, which every reaper has, and not
+ * CAP_DAC_OVERRIDE, which xl-reaperd's unit does not keep.  The fsuid
+ * is used for file access only: a DM task can signal a task whose
+ * real or saved uid is its own, and trace one whose uids are; the
+ * helper's stay 0.  Where fusectl is not mounted, the helper mounts
+ * it in a mount namespace of its own, made private first so that
+ * nothing propagates back to the host's: the namespace, and the mount
+ * in it, end with the helper, whatever happens to it or to us.  That
+ * takes CAP_SYS_ADMIN and the unshare and mount calls, which
+ * xl-reaperd's unit refuses (it has its ExecStartPre mount fusectl
+ * instead); without them the reap says so, and what to mount.
+ * fusectl is one superblock for the whole host, so either way every
+ * connection shows.  The helper is root and takes no DM id: a DM task
+ * can neither signal nor trace it.  Where the kernel has no FUSE
+ * (FUSECTL_DIR absent) or no fusectl, there is no connection to
  * abort.  The helper itself, raw system calls only, is
  * xlreaper__fuse_abort_child in xlreaper_helper_raw.c.
  */
@@ -103,7 +105,8 @@ int xlreaper__fuse_abort_uid(xlreaper_ctx *ctx, uint32_t domid, uid_t uid,
         LOGD(ERROR, domid,
              "cannot abort uid %lu's FUSE connections: fusectl is not "
              "mounted on " FUSECTL_DIR " and this process may not mount "
-             "it (%s: no CAP_SYS_ADMIN); mount it on the host (`mount -t "
+             "it (%s refused: no CAP_SYS_ADMIN, or a system call filter "
+             "such as xl-reaperd.service's); mount it on the host (`mount -t "
              "fusectl fusectl " FUSECTL_DIR "`, as xl-reaperd.service does)",
              (unsigned long)uid, fuse_step_name(rep.step));
         return XLREAPER_ERROR_FAIL;

@@ -31,6 +31,9 @@
 #include <string.h>
 #include <grp.h>
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
 #include <sys/prctl.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -455,10 +458,32 @@ static int caps_only(uint64_t keep)
     return (int)syscall(SYS_capset, &hdr, data);
 }
 
-/* The reap as the daemon makes it, in a child of ours with the unit's
- * capabilities, in a mount namespace of its own where fusectl is
- * mounted (as systemd and the unit's ExecStartPre do on a host) or not.
- * The child writes its outcome, fuse_aborted, duration and the log. */
+/* What the unit's RestrictNamespaces= and SystemCallFilter= (no @mount)
+ * do to the FUSE helper's fallback: unshare and mount fail with EPERM,
+ * as SystemCallErrorNumber= says.  0, or -1. */
+static int unit_seccomp(void)
+{
+    struct sock_filter f[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_unshare, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_mount, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        return -1;
+    return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+
+/* The reap as the daemon makes it, in a child of ours with the
+ * capabilities in keep (the unit's, or fewer), in a mount namespace of
+ * its own where fusectl is mounted (as systemd and the unit's
+ * ExecStartPre do on a host) or not, and with the unit's refusal of
+ * unshare and mount or without it (a hook's `xl-reaper destroy` with
+ * the same capabilities).  The child writes its outcome, fuse_aborted,
+ * duration and the log. */
 typedef struct {
     int outcome, rc;
     unsigned aborted;
@@ -466,17 +491,13 @@ typedef struct {
     char log[3000];
 } unit_reap;
 
-static void reap_under_unit(const fixture *f, const char *extra,
-                            uint32_t domid, bool host_fusectl, unit_reap *r)
+static void reap_under_caps(const fixture *f, const char *extra,
+                            uint32_t domid, uint64_t keep, bool host_fusectl,
+                            bool filter, unit_reap *r)
 {
-    uint64_t keep = unit_caps();
     int p[2];
     pid_t pid;
 
-    if (!keep || (keep & (1ull << CAP_SYS_ADMIN)))
-        fail_msg("config/xl-reaperd.service: no CapabilityBoundingSet= this "
-                 "test can read, or one with CAP_SYS_ADMIN (%#llx)",
-                 (unsigned long long)keep);
     assert_int_equal(pipe2(p, O_CLOEXEC), 0);
     pid = fork();
     assert_true(pid >= 0);
@@ -495,6 +516,8 @@ static void reap_under_unit(const fixture *f, const char *extra,
             _exit(3);
         if (caps_only(keep) < 0)
             _exit(4);
+        if (filter && unit_seccomp() < 0)
+            _exit(5);
         ctx = xlrt_spawn_ctx(f->dir, BASE, extra);
         xlreaper_reap_result_init(&res);
         out.rc = xlreaper_reap_flags(ctx, NULL, domid,
@@ -519,9 +542,50 @@ static void reap_under_unit(const fixture *f, const char *extra,
                  status);
 }
 
-/* With the unit's capabilities and fusectl mounted on the host: the
- * abort files are the DM uid's own, opened with that fsuid; verified
- * empty within reap_timeout_ms. */
+/* The unit's set, which must keep CAP_SYS_ADMIN (the one exemption
+ * from fs.file-max, docs/facts.md F20). */
+static uint64_t unit_set(void)
+{
+    uint64_t keep = unit_caps();
+
+    if (!keep || !(keep & (1ull << CAP_SYS_ADMIN)))
+        fail_msg("config/xl-reaperd.service: no CapabilityBoundingSet= this "
+                 "test can read, or one without CAP_SYS_ADMIN (%#llx)",
+                 (unsigned long long)keep);
+    return keep;
+}
+
+/* Verified empty within reap_timeout_ms, the connection aborted. */
+static void expect_unit_empty(const fixture *f, const unit_reap *r,
+                              const char *how)
+{
+    if (r->rc || r->outcome != XLREAPER_OUTCOME_EMPTY || r->aborted < 1)
+        fail_msg("%s: rc %d, outcome %d, %u aborted; log:\n%s", how, r->rc,
+                 r->outcome, r->aborted, r->log);
+    if (r->duration_us >= 5000u * 1000u)
+        fail_msg("%s: verified empty only after %llu us", how,
+                 (unsigned long long)r->duration_us);
+    assert_int_equal(xlrt_kernel_count(f->uid), 0);
+}
+
+/* "stuck", never "empty", at reap_timeout_ms, and the log says what to
+ * mount. */
+static void expect_unit_stuck(const unit_reap *r, const char *how)
+{
+    if (r->outcome != XLREAPER_OUTCOME_STUCK || r->aborted)
+        fail_msg("%s: rc %d, outcome %d, %u aborted; log:\n%s", how, r->rc,
+                 r->outcome, r->aborted, r->log);
+    if (!strstr(r->log, "fusectl is not mounted on /sys/fs/fuse/connections") ||
+        !strstr(r->log, "no CAP_SYS_ADMIN"))
+        fail_msg("%s: the log does not say what to mount:\n%s", how, r->log);
+    if (r->duration_us > (SHORT_REAP_MS + 2000u) * 1000u)
+        fail_msg("%s: stuck said after %llu us (reap_timeout_ms %u)", how,
+                 (unsigned long long)r->duration_us, SHORT_REAP_MS);
+}
+
+/* Under the unit, fusectl mounted on the host (by its ExecStartPre if
+ * by nothing else): the abort files are the DM uid's own, opened with
+ * that fsuid; verified empty within reap_timeout_ms. */
 static void test_fuse_stuck_unit_caps_host_fusectl(void **state)
 {
     fixture *f = *state;
@@ -529,20 +593,13 @@ static void test_fuse_stuck_unit_caps_host_fusectl(void **state)
 
     start_userns_dm(f, 5);
     expect_waiting(f);
-    reap_under_unit(f, NULL, 5, true, &r);
-    if (r.rc || r.outcome != XLREAPER_OUTCOME_EMPTY || r.aborted < 1)
-        fail_msg("under the unit's capabilities: rc %d, outcome %d, %u "
-                 "aborted; log:\n%s",
-                 r.rc, r.outcome, r.aborted, r.log);
-    if (r.duration_us >= 5000u * 1000u)
-        fail_msg("verified empty only after %llu us",
-                 (unsigned long long)r.duration_us);
-    assert_int_equal(xlrt_kernel_count(f->uid), 0);
+    reap_under_caps(f, NULL, 5, unit_set(), true, true, &r);
+    expect_unit_empty(f, &r, "under the unit, fusectl mounted");
 }
 
-/* With the unit's capabilities and no fusectl mount anywhere: it cannot
- * mount one (no CAP_SYS_ADMIN), so the verdict is "stuck", never
- * "empty", at reap_timeout_ms, and the log says what to mount. */
+/* The unit's capabilities without its system call filter, and no
+ * fusectl mount anywhere: `xl-reaper destroy` from a hook with the
+ * unit's set mounts its own in a private namespace (CAP_SYS_ADMIN). */
 static void test_fuse_stuck_unit_caps_no_fusectl(void **state)
 {
     fixture *f = *state;
@@ -550,17 +607,37 @@ static void test_fuse_stuck_unit_caps_no_fusectl(void **state)
 
     start_userns_dm(f, 6);
     expect_waiting(f);
-    reap_under_unit(f, "reap_timeout_ms = 1000\n", 6, false, &r);
-    if (r.outcome != XLREAPER_OUTCOME_STUCK || r.aborted)
-        fail_msg("with nothing to abort through: rc %d, outcome %d, %u "
-                 "aborted; log:\n%s",
-                 r.rc, r.outcome, r.aborted, r.log);
-    if (!strstr(r.log, "fusectl is not mounted on /sys/fs/fuse/connections") ||
-        !strstr(r.log, "no CAP_SYS_ADMIN"))
-        fail_msg("the log does not say what to mount:\n%s", r.log);
-    if (r.duration_us > (SHORT_REAP_MS + 2000u) * 1000u)
-        fail_msg("stuck said after %llu us (reap_timeout_ms %u)",
-                 (unsigned long long)r.duration_us, SHORT_REAP_MS);
+    reap_under_caps(f, NULL, 6, unit_set(), false, false, &r);
+    expect_unit_empty(f, &r, "the unit's set, no fusectl mount");
+}
+
+/* The unit itself, no fusectl mount: its filter refuses the private
+ * mount (it has ExecStartPre mount the host's instead), so "stuck",
+ * said clearly, never a kill of the daemon and never "empty". */
+static void test_fuse_stuck_unit_filter_no_fusectl(void **state)
+{
+    fixture *f = *state;
+    unit_reap r;
+
+    start_userns_dm(f, 7);
+    expect_waiting(f);
+    reap_under_caps(f, "reap_timeout_ms = 1000\n", 7, unit_set(), false, true,
+                    &r);
+    expect_unit_stuck(&r, "under the unit's filter, no fusectl mount");
+}
+
+/* Without CAP_SYS_ADMIN (a hook with less than the unit's set), no
+ * fusectl mount: the same clear "stuck". */
+static void test_fuse_stuck_no_sys_admin_no_fusectl(void **state)
+{
+    fixture *f = *state;
+    unit_reap r;
+
+    start_userns_dm(f, 8);
+    expect_waiting(f);
+    reap_under_caps(f, "reap_timeout_ms = 1000\n", 8,
+                    unit_set() & ~(1ull << CAP_SYS_ADMIN), false, false, &r);
+    expect_unit_stuck(&r, "without CAP_SYS_ADMIN, no fusectl mount");
 }
 
 /* The CLI: spawn --reap-stale starts a DM in the uid of a stuck one. */
@@ -735,6 +812,8 @@ int main(void)
         T(test_audit_says_stuck),
         T(test_fuse_stuck_unit_caps_host_fusectl),
         T(test_fuse_stuck_unit_caps_no_fusectl),
+        T(test_fuse_stuck_unit_filter_no_fusectl),
+        T(test_fuse_stuck_no_sys_admin_no_fusectl),
     };
 
     return cmocka_run_group_tests(tests, NULL, NULL);

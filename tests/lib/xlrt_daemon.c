@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,6 +19,7 @@
 
 #include <yajl/yajl_tree.h>
 
+#include "xlrt_caps.h"
 #include "xlrt_daemon.h"
 
 #define MAX_DOMID 0x7FEF
@@ -200,7 +202,19 @@ int xlrt_daemon_start_events(xlrt_daemon *dm, const char *which,
         snprintf(run, sizeof(run), "%s/run", dir);
         snprintf(state, sizeof(state), "%s/state", dir);
         char *envp[] = { env, NULL };
+        uint64_t keep = xlrt_unit_caps();
+
         dup2(fd, 2);
+        /* As under config/xl-reaperd.service: its capabilities only, and
+         * NoNewPrivileges=; so every reap path the daemon suites take
+         * runs with the set the unit ships. */
+        if (!keep || xlrt_caps_only(keep) < 0 ||
+            prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+            dprintf(2, "xlrt_daemon: cannot take the unit's capabilities "
+                       "(%#llx)\n",
+                    (unsigned long long)keep);
+            _exit(126);
+        }
         execve(prog, argv, envp);
         _exit(127);
     }

@@ -45,6 +45,7 @@
 #include <unistd.h>
 
 #include "xlreaper_audit_internal.h"
+#include "xlrt_caps.h"
 #include "xlrt_spawn.h"
 
 #define BASE 9740000ul
@@ -395,69 +396,6 @@ static void test_fuse_stuck_dm_verified_empty(void **state)
 
 /* ---------- under xl-reaperd's unit ---------- */
 
-/* A capability's number, as <linux/capability.h> defines it; -1. */
-static int cap_number(const char *name)
-{
-    FILE *h = fopen("/usr/include/linux/capability.h", "re");
-    char line[256], want[64];
-    int n = -1;
-
-    if (!h)
-        return -1;
-    snprintf(want, sizeof(want), "#define %s ", name);
-    while (n < 0 && fgets(line, sizeof(line), h))
-        if (!strncmp(line, want, strlen(want)))
-            n = atoi(line + strlen(want));
-    fclose(h);
-    return n;
-}
-
-/* What config/xl-reaperd.service leaves the daemon, read from the unit
- * itself: its CapabilityBoundingSet= is a root process's permitted and
- * effective sets.  The mask, or 0 when the unit cannot be read. */
-static uint64_t unit_caps(void)
-{
-    FILE *u = fopen("config/xl-reaperd.service", "re");
-    char line[512];
-    uint64_t mask = 0;
-
-    if (!u)
-        return 0;
-    while (fgets(line, sizeof(line), u)) {
-        char *save = NULL;
-
-        if (strncmp(line, "CapabilityBoundingSet=", 22))
-            continue;
-        for (char *t = strtok_r(line + 22, " \n", &save); t;
-             t = strtok_r(NULL, " \n", &save)) {
-            int c = cap_number(t);
-
-            if (c < 0 || c > 63) {
-                fclose(u);
-                return 0;
-            }
-            mask |= 1ull << c;
-        }
-    }
-    fclose(u);
-    return mask;
-}
-
-/* This task, with only the caps in keep, as under the unit. */
-static int caps_only(uint64_t keep)
-{
-    struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-    struct __user_cap_data_struct data[2] = { { 0 } };
-
-    for (int c = 0; c <= CAP_LAST_CAP; c++)
-        if (!(keep & (1ull << c)) && prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 &&
-            errno != EINVAL)
-            return -1;
-    data[0].effective = data[0].permitted = (uint32_t)keep;
-    data[1].effective = data[1].permitted = (uint32_t)(keep >> 32);
-    return (int)syscall(SYS_capset, &hdr, data);
-}
-
 /* What the unit's RestrictNamespaces= and SystemCallFilter= (no @mount)
  * do to the FUSE helper's fallback: unshare and mount fail with EPERM,
  * as SystemCallErrorNumber= says.  0, or -1. */
@@ -480,7 +418,7 @@ static int unit_seccomp(void)
 /* The reap as the daemon makes it, in a child of ours with the
  * capabilities in keep (the unit's, or fewer), in a mount namespace of
  * its own where fusectl is mounted (as systemd and the unit's
- * ExecStartPre do on a host) or not, and with the unit's refusal of
+ * sys-fs-fuse-connections.mount do on a host) or not, and with the unit's refusal of
  * unshare and mount or without it (a hook's `xl-reaper destroy` with
  * the same capabilities).  The child writes its outcome, fuse_aborted,
  * duration and the log. */
@@ -514,7 +452,7 @@ static void reap_under_caps(const fixture *f, const char *extra,
         if (host_fusectl && mount("fusectl", "/sys/fs/fuse/connections",
                                   "fusectl", 0, NULL) < 0)
             _exit(3);
-        if (caps_only(keep) < 0)
+        if (xlrt_caps_only(keep) < 0)
             _exit(4);
         if (filter && unit_seccomp() < 0)
             _exit(5);
@@ -546,7 +484,7 @@ static void reap_under_caps(const fixture *f, const char *extra,
  * from fs.file-max, docs/facts.md F20). */
 static uint64_t unit_set(void)
 {
-    uint64_t keep = unit_caps();
+    uint64_t keep = xlrt_unit_caps();
 
     if (!keep || !(keep & (1ull << CAP_SYS_ADMIN)))
         fail_msg("config/xl-reaperd.service: no CapabilityBoundingSet= this "
@@ -583,7 +521,7 @@ static void expect_unit_stuck(const unit_reap *r, const char *how)
                  (unsigned long long)r->duration_us, SHORT_REAP_MS);
 }
 
-/* Under the unit, fusectl mounted on the host (by its ExecStartPre if
+/* Under the unit, fusectl mounted on the host (by the mount unit it
  * by nothing else): the abort files are the DM uid's own, opened with
  * that fsuid; verified empty within reap_timeout_ms. */
 static void test_fuse_stuck_unit_caps_host_fusectl(void **state)
@@ -612,7 +550,7 @@ static void test_fuse_stuck_unit_caps_no_fusectl(void **state)
 }
 
 /* The unit itself, no fusectl mount: its filter refuses the private
- * mount (it has ExecStartPre mount the host's instead), so "stuck",
+ * mount (it has systemd mount the host's instead), so "stuck",
  * said clearly, never a kill of the daemon and never "empty". */
 static void test_fuse_stuck_unit_filter_no_fusectl(void **state)
 {

@@ -38,7 +38,7 @@
  * nothing propagates back to the host's: the namespace, and the mount
  * in it, end with the helper, whatever happens to it or to us.  That
  * takes CAP_SYS_ADMIN and the unshare and mount calls, which
- * xl-reaperd's unit refuses (it has its ExecStartPre mount fusectl
+ * xl-reaperd's unit refuses (it has systemd mount fusectl on the host
  * instead); without them the reap says so, and what to mount.
  * fusectl is one superblock for the whole host, so either way every
  * connection shows.  The helper is root and takes no DM id: a DM task

@@ -210,8 +210,9 @@ int xlrt_daemon_start_events(xlrt_daemon *dm, const char *which,
          * runs with the set the unit ships. */
         if (!keep || xlrt_caps_only(keep) < 0 ||
             prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
-            dprintf(2, "xlrt_daemon: cannot take the unit's capabilities "
-                       "(%#llx)\n",
+            dprintf(2,
+                    "xlrt_daemon: cannot take the unit's capabilities "
+                    "(%#llx)\n",
                     (unsigned long long)keep);
             _exit(126);
         }

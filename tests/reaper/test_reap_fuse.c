@@ -513,7 +513,8 @@ static void expect_unit_stuck(const unit_reap *r, const char *how)
     if (r->outcome != XLREAPER_OUTCOME_STUCK || r->aborted)
         fail_msg("%s: rc %d, outcome %d, %u aborted; log:\n%s", how, r->rc,
                  r->outcome, r->aborted, r->log);
-    if (!strstr(r->log, "fusectl is not mounted on /sys/fs/fuse/connections") ||
+    if (!strstr(r->log,
+                "fusectl is not mounted on /sys/fs/fuse/connections") ||
         !strstr(r->log, "no CAP_SYS_ADMIN"))
         fail_msg("%s: the log does not say what to mount:\n%s", how, r->log);
     if (r->duration_us > (SHORT_REAP_MS + 2000u) * 1000u)

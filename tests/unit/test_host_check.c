@@ -147,10 +147,11 @@ static void test_range_base_groups(void **state)
 
 static void test_every_check_reported(void **state)
 {
-    static const char *const names[] = { "root ",        "passwd_range ",
-                                         "group_range ", "subordinate_ids ",
-                                         "qemu_path ",   "cgroup_parent ",
-                                         "lock_file ",   NULL };
+    static const char *const names[] = {
+        "root ",      "passwd_range ",  "group_range ", "subordinate_ids ",
+        "qemu_path ", "cgroup_parent ", "lock_file ",   "file_pool ",
+        NULL
+    };
     fixture *f = *state;
     char text[600];
 
@@ -209,6 +210,41 @@ static void test_subordinate_ids(void **state)
     free(u);
 }
 
+/* The host's file table against the DMs' limits: said, never refused,
+ * a warning whenever one DM's limits reach past 1/8 of the host's
+ * fs.file-max, judged here against the host's own value. */
+static void test_file_pool_warning(void **state)
+{
+    fixture *f = *state;
+    unsigned long long file_max = 0;
+    char text[600], want[128];
+    FILE *fm = fopen("/proc/sys/fs/file-max", "re");
+
+    assert_non_null(fm);
+    assert_int_equal(fscanf(fm, "%llu", &file_max), 1);
+    fclose(fm);
+    snprintf(text, sizeof(text),
+             "qemu_path = \"/bin/true\"\nlock_file = \"%s/lock\"\n"
+             "nproc_limit = 1048576\nnofile_limit = 1048576\n",
+             f->dir);
+    assert_int_equal(run(f, text, NULL), 0);
+    snprintf(want, sizeof(want),
+             "file_pool ok %sfs.file-max %llu; one DM may hold nproc_limit "
+             "x nofile_limit = 1048576 x 1048576 = 1099511627776 files",
+             1099511627776ull > file_max / 8 ? "warning: " : "", file_max);
+    assert_line(f, want);
+    assert_line(f, "the range allows 32751");
+    /* 2 x 16 files are within 1/8 of any host's (at least 8192). */
+    snprintf(text, sizeof(text),
+             "qemu_path = \"/bin/true\"\nlock_file = \"%s/lock\"\n"
+             "nproc_limit = 2\nnofile_limit = 16\n",
+             f->dir);
+    assert_int_equal(run(f, text, NULL), 0);
+    snprintf(want, sizeof(want), "= 2 x 16 = 32 files (");
+    assert_line(f, want);
+    assert_line(f, "within 1/8)");
+}
+
 /* The one lookup a spawn makes. */
 static void test_dm_gid_lookup(void **state)
 {
@@ -252,6 +288,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pet_owner_named, setup, teardown),
         cmocka_unit_test_setup_teardown(test_subordinate_ids, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dm_gid_lookup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_file_pool_warning, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -68,4 +68,42 @@ xlreaper__cfg_each_value(const char *text, size_t len,
                                    const char *value, size_t value_len),
                          void *arg);
 
+/* ---------- the host's file table (xlreaper_pools.c) ---------- */
+
+/* One DM's limits may reach at most 1/this of fs.file-max unwarned. */
+#define XLREAPER__FILE_SHARE_DIV 8u
+
+typedef struct {
+    uint64_t file_max; /* fs.file-max */
+    uint64_t map_max;  /* vm.max_map_count */
+    uint64_t nproc;    /* a DM's RLIMIT_NPROC: its processes */
+    uint64_t nofile;   /* RLIMIT_NOFILE: each process's descriptors */
+    uint64_t dms;      /* the DMs counted together */
+} xlreaper__file_pool_in;
+
+typedef struct {
+    uint64_t per_dm;      /* nproc x nofile, saturated */
+    uint64_t mapped;      /* nproc x map_max: held by mappings */
+    uint64_t all;         /* per_dm x dms, saturated */
+    uint64_t dms_to_fill; /* DMs at their limits holding file_max */
+    bool over_share;      /* per_dm > file_max / FILE_SHARE_DIV */
+    bool all_over;        /* all > file_max */
+} xlreaper__file_pool;
+
+/* The arithmetic alone. */
+_hidden void xlreaper__file_pool_calc(const xlreaper__file_pool_in *in,
+                                      xlreaper__file_pool *out);
+/* Fills in from <procsys> (/proc/sys) and cfg's limits, with dms DMs.
+ * 0, or -1 when a value could not be read. */
+_hidden int xlreaper__file_pool_read(const char *procsys,
+                                     const xlreaper_config *cfg, uint64_t dms,
+                                     xlreaper__file_pool_in *in);
+/* One line for check and the audit, the numbers in it; dms_are says
+ * what in->dms counts.  Returns whether it is a warning (its text then
+ * starts "warning: "). */
+_hidden bool xlreaper__file_pool_text(const xlreaper__file_pool_in *in,
+                                      const xlreaper__file_pool *p,
+                                      const char *dms_are, char *buf,
+                                      size_t size);
+
 #endif /* XLREAPER_HOST_H */

@@ -437,6 +437,30 @@ static void check_lock(report *r, const char *lock)
         say(r, "lock_file", true, "%s exists, a root-owned file, 0600", lock);
 }
 
+/* ---------- the host's file table ---------- */
+
+/* Said, never refused: the remedy (fs.file-max, the DMs' memory) is
+ * the host's, not the config's (xlreaper_pools.c). */
+static void check_file_pool(report *r, const xlreaper_config *cfg)
+{
+    xlreaper__file_pool_in in;
+    xlreaper__file_pool p;
+    char detail[DETAIL_MAX];
+
+    if (xlreaper__file_pool_read("/proc/sys", cfg, xlreaper_max_domid(),
+                                 &in)) {
+        say(r, "file_pool", true,
+            "warning: could not read fs.file-max, vm.max_map_count or "
+            "fs.nr_open in /proc/sys: %s",
+            strerror(errno));
+        return;
+    }
+    xlreaper__file_pool_calc(&in, &p);
+    xlreaper__file_pool_text(&in, &p, "the range allows", detail,
+                             sizeof(detail));
+    say(r, "file_pool", true, "%s", detail);
+}
+
 typedef struct {
     uid_t uid;
     char name[64];
@@ -510,5 +534,6 @@ int xlreaper_host_check(xlreaper_ctx *ctx, xlreaper_check_fn *fn, void *arg)
     check_cgroup(&r, cfg->cgroup_parent);
     check_lock(&r, cfg->lock_file);
     check_devices(&r, cfg);
+    check_file_pool(&r, cfg);
     return r.failed ? XLREAPER_ERROR_INVAL : 0;
 }

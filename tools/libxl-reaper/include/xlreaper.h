@@ -235,8 +235,11 @@ int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
  * directory in which a cgroup can be made: one is made and removed at
  * once); the lock file (or the directory it will be made in); and, said
  * but never refused, the device nodes of /dev (/dev/fuse first) that a
- * DM without a chroot of its own may open.  Nothing else is changed.  Calls fn once a check with its name, whether it
- * passed, and what was found (one line).  Returns 0 when every check
+ * DM without a chroot of its own may open, and the host's file table
+ * against the DMs' limits (xlreaper_pools.c).  Nothing else is changed.
+ * Calls fn once a check with its name, whether it passed, and what was
+ * found (one line); a passed check whose line starts "warning: " is a
+ * warning, said and never refused.  Returns 0 when every check
  * passed, _INVAL when one did not (said only through fn), or _NOMEM /
  * _FAIL when it could not check (logged).
  */

@@ -18,10 +18,14 @@
 /* Room for the longest value: a path (PATH_MAX) in quotes. */
 #define VALUE_MAX 4200
 
+/* How xlreaper_host_check marks a line that passed but warns. */
+#define WARNING "warning: "
+
 /* One check, as xlreaper_host_check reported it. */
 typedef struct {
     char name[32];
     bool ok;
+    bool warning; /* passed, but its line starts "warning: " */
     char detail[1024];
 } check_line;
 
@@ -41,6 +45,7 @@ static void collect(void *arg, const char *name, bool ok, const char *detail)
     snprintf(l->name, sizeof(l->name), "%s", name);
     snprintf(l->detail, sizeof(l->detail), "%s", detail);
     l->ok = ok;
+    l->warning = ok && !strncmp(detail, WARNING, strlen(WARNING));
     cs->failed += !ok;
 }
 
@@ -94,6 +99,7 @@ static int print_json(const xlreaper_config *c, const checks *cs)
         yajl_gen_map_open(g);
         xlreaper_json_str(g, "check", cs->lines[i].name);
         xlreaper_json_bool(g, "ok", cs->lines[i].ok);
+        xlreaper_json_bool(g, "warning", cs->lines[i].warning);
         xlreaper_json_str(g, "detail", cs->lines[i].detail);
         yajl_gen_map_close(g);
     }
@@ -131,7 +137,8 @@ int xlr_cmd_check(xlr_cli *cli, int argc, char **argv)
         return xlr_exit_code(rc);
     }
     /* Each problem on stderr, where a script sees it; the report on
-     * stdout, all of it, so that the reader sees what was in force. */
+     * stdout, all of it, so that the reader sees what was in force.  A
+     * warning is in the report alone: an exit of 0 writes no stderr. */
     for (unsigned i = 0; i < cs->num; i++)
         if (!cs->lines[i].ok)
             xlr_error("check: %s: %s", cs->lines[i].name, cs->lines[i].detail);
@@ -165,8 +172,13 @@ int xlr_cmd_check(xlr_cli *cli, int argc, char **argv)
     }
     printf("what a device model needs:\n");
     for (unsigned i = 0; i < cs->num; i++)
-        printf("  %-6s %-16s %s\n", cs->lines[i].ok ? "ok" : "FAILED",
-               cs->lines[i].name, cs->lines[i].detail);
+        printf("  %-6s %-16s %s\n",
+               !cs->lines[i].ok       ? "FAILED"
+               : cs->lines[i].warning ? "warn"
+                                      : "ok",
+               cs->lines[i].name,
+               cs->lines[i].detail +
+                   (cs->lines[i].warning ? strlen(WARNING) : 0));
     if (cs->failed)
         printf("not ok: %u problem%s\n", cs->failed,
                cs->failed == 1 ? "" : "s");

@@ -118,6 +118,8 @@ static int setup(void **state)
     assert_true(asprintf(&conf,
                          "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
                          "reap_timeout_ms = 5000\nnproc_limit = 64\n"
+                         /* Room for the fake DMs' memfds of locks. */
+                         "nofile_limit = 4096\n"
                          "lock_timeout_ms = 300\n"
                          "chroot_base = \"%s\"\n",
                          BASE, f->dir, f->dir) > 0);
@@ -1157,6 +1159,7 @@ static void test_file_locks(void **state)
     assert_true(asprintf(&conf,
                          "dm_uid_base = %u\nlock_file = \"%s/lock\"\n"
                          "reap_timeout_ms = 5000\nnproc_limit = 64\n"
+                         "nofile_limit = 4096\n"
                          "lock_timeout_ms = 300\nchroot_base = \"%s\"\n"
                          "dm_max_file_locks = 20000\n",
                          BASE, f->dir, f->dir) > 0);

@@ -45,7 +45,7 @@ static void test_defaults(void **state)
     c = xlreaper_config_get(ctx);
     assert_int_equal(c->nproc_limit, 256);
     assert_int_equal(c->num_rlimits, 6);
-    assert_int_equal(rlimit_of(c, RLIMIT_NOFILE), 4096);
+    assert_int_equal(rlimit_of(c, RLIMIT_NOFILE), 192);
     assert_int_equal(rlimit_of(c, RLIMIT_FSIZE), 256 * 1024);
     assert_int_equal(rlimit_of(c, RLIMIT_CORE), 0);
     assert_int_equal(rlimit_of(c, RLIMIT_MSGQUEUE), 0);

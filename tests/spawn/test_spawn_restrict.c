@@ -183,7 +183,7 @@ static void test_limits_default(void **state)
     assert_int_equal(xlrt_probe_spawn(ctx, 14, "wait", NULL, &p), 0);
     /* Upstream libxl_linux.c's values, and ours for NPROC and NOFILE. */
     expect_limit(p.pid, "Max processes", 256);
-    expect_limit(p.pid, "Max open files", 4096);
+    expect_limit(p.pid, "Max open files", 192);
     expect_limit(p.pid, "Max file size", 256 * 1024);
     expect_limit(p.pid, "Max core file size", 0);
     expect_limit(p.pid, "Max msgqueue size", 0);
@@ -230,7 +230,7 @@ static int clamp_child(const char *dir)
         rc = 16;
     /* The limits under the inherited ones stay as configured. */
     else if (xlrt_limit(p.pid, "Max open files", &soft, &hard) < 0 ||
-             soft != 4096 || hard != 4096)
+             soft != 192 || hard != 192)
         rc = 17;
     else if (!strstr(xlrt_captured(),
                      "fsize_limit = 67108864 is above the inherited hard "

@@ -220,7 +220,7 @@ static const struct {
       "spawn domid %u: setrlimit(RLIMIT_NPROC, 256): Operation not "
       "permitted" },
     { "nofile", NULL, W_RLIMIT, EPERM, RLIMIT_NOFILE,
-      "spawn domid %u: setrlimit(RLIMIT_NOFILE, 4096): Operation not "
+      "spawn domid %u: setrlimit(RLIMIT_NOFILE, 192): Operation not "
       "permitted" },
     { "fsize", NULL, W_RLIMIT, EINVAL, RLIMIT_FSIZE,
       "spawn domid %u: setrlimit(RLIMIT_FSIZE, 262144): Invalid argument" },

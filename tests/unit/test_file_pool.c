@@ -143,7 +143,7 @@ static void test_read(void **state)
         assert_true(in.file_max == 9223372036854775807ull);
         assert_int_equal(in.map_max, 65530);
         assert_int_equal(in.nproc, 256);
-        assert_int_equal(in.nofile, 4096);
+        assert_int_equal(in.nofile, 192);
         assert_int_equal(in.dms, 7);
         /* Malformed: refused, never read as a smaller number. */
         free(xlrt_write_file(dir, "fs/file-max", "12x\n"));

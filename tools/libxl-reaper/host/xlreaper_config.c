@@ -194,9 +194,18 @@ int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
  * 4 + 128 + 64 = 196, so 256 leaves margin and still bounds a fork bomb.
  */
 #define DEFAULT_NPROC_LIMIT 256
-/* Upstream libxl_linux.c's "easy" limits, plus NOFILE above the usual
- * soft limit of 1024 so that nothing that ran before breaks. */
-#define DEFAULT_NOFILE_LIMIT 4096
+/*
+ * A DM may hold nproc_limit x nofile_limit open files, and the host
+ * refuses a new one to all but CAP_SYS_ADMIN past fs.file-max
+ * (docs/facts.md F40): 256 x 192 = 49,152 keeps one DM within 1/8 of a
+ * 4 GiB dom0's file-max (about 400,000: a tenth of its memory in KiB,
+ * less a reserve), where 4096 let one DM take 2.5 times all of it.
+ * QEMU 7.2 measured here (-machine pc, 4 vCPUs, four IDE disks, a NIC,
+ * VNC, two QMP sockets, a serial pty) holds 22 descriptors; Xen's
+ * backends add a few a device (an event channel and a grant handle
+ * each) and one a VNC client: 192 leaves several times that.
+ */
+#define DEFAULT_NOFILE_LIMIT 192
 /* Upstream libxl's value.  QEMU 10 backs each display surface with a
  * memfd, which counts against RLIMIT_FSIZE: under 256 KiB a QEMU 10 DM
  * dies of SIGXFSZ at start (measured on Debian 13 in the e2e image; 8

@@ -531,6 +531,12 @@ static void test_clean_passes(void **state)
     expect(res, "passwd_range", D, PASS, NULL);
     expect(res, "uid_shared", D, PASS, NULL);
     expect(res, "dead_uids", D, PASS, "none of the");
+    /* The file table, for the one live domain's DM, as check says it. */
+    expect(res, "file_pool", D, PASS,
+           "one DM may hold nproc_limit x nofile_limit = 64 x 4096 = 262144 "
+           "files (");
+    expect(res, "file_pool", D, PASS, "live domains now 1; ");
+    expect(res, "file_pool", D, PASS, " files in use");
     assert_int_equal(res->dms, 1);
 }
 

@@ -44,6 +44,7 @@
  * shared user's uid; and for every dead uid a pass saw tasks of, the
  * count, zombies included, for the report.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -385,6 +386,48 @@ static int check_shared(audit *a, xlreaper__audit_dm *unused)
                    : "");
 }
 
+/* ---------- the host's file table ---------- */
+
+/*
+ * xlreaper_pools.c's line, as check says it, for the DMs of the domains
+ * live now (the whole range when they are unknown), with the files in
+ * use.  Said, never a violation: what fills the table may be any
+ * process's, and the remedy (fs.file-max, the DMs' memory, the kill
+ * path opening nothing new) is the host's, not the audit's to judge.
+ */
+static int check_file_pool(audit *a, xlreaper__audit_dm *unused)
+{
+    const xlreaper_audit_result *res = a->res;
+    uint64_t dms = res->live_source ? res->num_live : xlreaper_max_domid();
+    xlreaper__file_pool_in in;
+    xlreaper__file_pool p;
+    char line[1024], nr[64] = "";
+    FILE *f;
+
+    (void)unused;
+    if (xlreaper__file_pool_read("/proc/sys", a->cfg, dms, &in))
+        return ADD(a, "file_pool", NO_DOMID, NO_UID, 0, XLREAPER_AUDIT_UNKNOWN,
+                   "could not read fs.file-max, vm.max_map_count or "
+                   "fs.nr_open in /proc/sys: %s",
+                   strerror(errno));
+    xlreaper__file_pool_calc(&in, &p);
+    xlreaper__file_pool_text(&in, &p,
+                             res->live_source ? "live domains now"
+                                              : "live domains unknown, the "
+                                                "range allows",
+                             line, sizeof(line));
+    f = fopen("/proc/sys/fs/file-nr", "re");
+    if (f) {
+        unsigned long long used;
+
+        if (fscanf(f, "%llu", &used) == 1)
+            snprintf(nr, sizeof(nr), "; %llu files in use", used);
+        fclose(f);
+    }
+    return ADD(a, "file_pool", NO_DOMID, NO_UID, 0, XLREAPER_AUDIT_PASS,
+               "%s%s", line, nr);
+}
+
 /* ---------- the host's files ---------- */
 
 static int check_setid(audit *a, xlreaper__audit_dm *unused)
@@ -482,6 +525,10 @@ static const xlreaper__audit_check_def checks[] = {
       "the range base (domid 0's uid) runs nothing" },
     { "shared_user", HOST, xlreaper__audit_idle_shared,
       "the shared DM user runs nothing" },
+    { "file_pool", HOST, check_file_pool,
+      "said, never a violation: one DM's nproc_limit x nofile_limit "
+      "files against fs.file-max, and the live domains' DMs together "
+      "(\"warning:\" past 1/8, or past all of it)" },
     { "uid_shared", HOST, check_shared,
       "no task carries two domains' uids; no DM pid serves two domains" },
     { "dead_uids", DEAD, xlreaper__audit_dead_uids,

@@ -19,6 +19,7 @@
 #include <grp.h>
 #include <poll.h>
 #include <linux/capability.h>
+#include <linux/keyctl.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -28,6 +29,7 @@
 #include <sys/file.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/shm.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -1423,6 +1425,82 @@ static void test_zombie_leftover(void **state)
     expect(res, "leftover", DEAD, FAIL, "state Z");
 }
 
+/* In a child as uid: shmget a segment (its id returned), or add a key
+ * to the user keyring (0), or clear that keyring (0); -1 on failure. */
+enum { AS_SHM, AS_KEY, AS_CLEAR };
+static long as_uid(uid_t uid, int what)
+{
+    int p[2];
+    long v = -1;
+    pid_t c;
+
+    assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+    c = fork();
+    assert_true(c >= 0);
+    if (c == 0) {
+        long r = -1;
+
+        if (xlrt_become(uid, uid) == 0) {
+            if (what == AS_SHM)
+                r = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+            else if (what == AS_KEY)
+                r = syscall(SYS_add_key, "user", "xlrt", "x", 1,
+                            KEY_SPEC_USER_KEYRING) < 0
+                        ? -1
+                        : 0;
+            else
+                r = syscall(SYS_keyctl, KEYCTL_CLEAR, KEY_SPEC_USER_KEYRING);
+        }
+        _exit(write(p[1], &r, sizeof(r)) == sizeof(r) ? 0 : 1);
+    }
+    close(p[1]);
+    if (read(p[0], &v, sizeof(v)) != sizeof(v))
+        v = -1;
+    close(p[0]);
+    waitpid(c, NULL, 0);
+    return v;
+}
+
+/* A dead domain's uid with no task, but a SysV segment, then a key: the
+ * next DM of that domid would find them (docs/facts.md F42, F44). */
+static void test_dead_objects(void **state)
+{
+    fx *f = *state;
+    const xlreaper_audit_result *res;
+    static const char *const objects[] = { "dead_objects", NULL };
+    static const char *const none[] = { NULL };
+    char want[128];
+    long id;
+
+    res = run(f, 0);
+    expect(res, "dead_objects", D, PASS, "no dead domain's uid holds");
+
+    id = as_uid(BASE + DEAD, AS_SHM);
+    assert_true(id >= 0);
+    res = run(f, 0);
+    snprintf(want, sizeof(want), "first SysV shm id %ld of uid %u (domid %u",
+             id, BASE + DEAD, DEAD);
+    expect(res, "dead_objects", DEAD, FAIL, want);
+    expect_only_failures(res, objects);
+    assert_int_equal(shmctl((int)id, IPC_RMID, NULL), 0);
+
+    assert_int_equal(as_uid(BASE + DEAD, AS_KEY), 0);
+    res = run(f, 0);
+    expect(res, "dead_objects", DEAD, FAIL,
+           "first 1 kernel key of uid 6000007 beyond its keyrings");
+    /* A live domain's own keys are its DM's business. */
+    assert_int_equal(as_uid(BASE + DEAD, AS_CLEAR), 0);
+    assert_int_equal(as_uid(BASE + LIVE, AS_KEY), 0);
+    for (int i = 0; i < 200; i++) { /* the key collector runs apart */
+        res = run(f, 0);
+        if (find(res, "dead_objects", D)->status == PASS)
+            break;
+        usleep(10000);
+    }
+    expect_only_failures(res, none);
+    assert_int_equal(as_uid(BASE + LIVE, AS_CLEAR), 0);
+}
+
 /* Until the kernel counts n tasks of uid (or at least n); a child that
  * failed to take the uid would never get there. */
 static void wait_count(uid_t uid, long n, bool exact)
@@ -1994,6 +2072,7 @@ int main(void)
         T(test_helper_while_kernel_untold),
         T(test_domain_born_during_audit),
         T(test_zombie_leftover),
+        T(test_dead_objects),
         T(test_fix_reaps),
         T(test_task_under_pet),
         T(test_helper_in_passing),

@@ -534,6 +534,9 @@ static const xlreaper__audit_check_def checks[] = {
     { "dead_uids", DEAD, xlreaper__audit_dead_uids,
       "no dead domain's uid has a task, and how that was established" },
     { "leftover", DEAD, NULL, "one dead domain's uid with tasks" },
+    { "dead_objects", HOST, xlreaper__audit_dead_objects,
+      "no dead domain's uid holds kernel keys or SysV IPC objects, which "
+      "outlive its tasks and the next DM of that domid would find" },
     { "stuck", DEAD, NULL,
       "a leftover uid's tasks in D state with SIGKILL pending, named with "
       "where the first waits" },

@@ -445,6 +445,10 @@ _hidden int xlreaper__audit_idle_shared(xlreaper__audit *a,
                                         xlreaper__audit_dm *unused);
 _hidden int xlreaper__audit_dead_uids(xlreaper__audit *a,
                                       xlreaper__audit_dm *unused);
+/* Keys and SysV IPC objects of dead domains' uids
+ * (xlreaper_audit_objects.c). */
+_hidden int xlreaper__audit_dead_objects(xlreaper__audit *a,
+                                         xlreaper__audit_dm *unused);
 
 /* Helpers both scopes use (xlreaper_audit.c). */
 _hidden bool xlreaper__audit_is_live(const xlreaper__audit *a, uint32_t domid);

@@ -78,7 +78,9 @@ static void test_good_file(void **state)
                              "lock_timeout_ms = 250; reap_timeout_ms = 900\n"
                              "nproc_limit = 32\n"
                              "dm_gid_mode = 'range-base'\n"
-                             "dm_max_file_locks = 20000\n"),
+                             "dm_max_file_locks = 20000\n"
+                             "dm_oom_score_adj = 0\n"
+                             "dm_memory_max = 1048576\n"),
                      0);
     c = xlreaper_config_get(f->ctx);
     assert_non_null(c->path);
@@ -90,6 +92,8 @@ static void test_good_file(void **state)
     assert_int_equal(c->dm_gid_mode, XLREAPER_GID_RANGE_BASE);
     assert_int_equal(c->range_base_gid, 3000000);
     assert_int_equal(c->dm_max_file_locks, 20000);
+    assert_int_equal(c->dm_oom_score_adj, 0);
+    assert_true(c->dm_memory_max == 1048576);
 }
 
 static void test_defaults(void **state)
@@ -105,6 +109,10 @@ static void test_defaults(void **state)
     assert_true(c->lock_timeout_ms > 0);
     assert_true(c->reap_timeout_ms > 0);
     assert_int_equal(c->dm_max_file_locks, 1024);
+    /* Every DM before any other process (xlreaper_config.c says why),
+     * and 256 MiB of its own memory. */
+    assert_int_equal(c->dm_oom_score_adj, 1000);
+    assert_true(c->dm_memory_max == 256u << 20);
 }
 
 static void test_missing_file(void **state)
@@ -168,6 +176,21 @@ static void test_refused(void **state)
         { BASE "dm_max_file_locks = 262145\n", "too large (at most 262144)" },
         { BASE "dm_max_file_locks = 5\ndm_max_file_locks = 6\n",
           "dm_max_file_locks" },
+        { BASE "dm_oom_score_adj = 1001\n", "c.conf:2: dm_oom_score_adj = "
+                                            "1001 is too large (at most "
+                                            "1000)" },
+        { BASE "dm_oom_score_adj = -1000\n",
+          "c.conf:2: dm_oom_score_adj = -1000: a negative number; "
+          "dm_oom_score_adj takes 0..1000" },
+        { BASE "dm_oom_score_adj = \"1000\"\n", "a number is written "
+                                                "without quotes" },
+        { BASE "dm_memory_max = 4096\n", "c.conf:2: dm_memory_max = 4096 "
+                                         "is below 1048576 bytes (1 MiB)" },
+        { BASE "dm_memory_max = 1099511627777\n",
+          "c.conf:2: dm_memory_max = 1099511627777 is too large (at most "
+          "1099511627776)" },
+        { BASE "dm_memory_max = 256M\n", "c.conf:2: config parsing error "
+                                         "near `M': lexical error" },
         { BASE "dm_gid_mode = \"shared\"\n", "not one of the choices" },
         { BASE "dm_gid_mode = 1\n", "not one of the choices" },
         { BASE "dm_gid_mode = [\"per-domain\"]\n", "must be a quoted string" },

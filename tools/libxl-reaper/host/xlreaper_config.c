@@ -110,6 +110,10 @@ static const key_spec keys[] = {
     PATH("chroot_base", chroot_base),
     BOOL("add_dm_restrict", add_dm_restrict),
     PATH("cgroup_parent", cgroup_parent),
+    /* Bytes; 0: none written.  Up to 1 TiB, as the byte rlimits. */
+    U64("dm_memory_max", dm_memory_max, 0, 1L << 40),
+    /* xl.cfg syntax has no negative number; a DM is never protected. */
+    UNSIGNED("dm_oom_score_adj", dm_oom_score_adj, 0, 1000),
     PATH("qemu_path", qemu_path),
     /* Up to where the audit's count of a DM's locks stays within its
      * byte bound (xlreaper_audit_facts.c). */
@@ -228,6 +232,29 @@ int xlreaper_config_key_value(const xlreaper_config *cfg, unsigned i,
  * at most ten an image.  1024 leaves room for a hundred images.
  */
 #define DEFAULT_DM_MAX_FILE_LOCKS 1024
+/*
+ * The OOM killer ranks a process by its pages plus oom_score_adj
+ * thousandths of the host's memory (oom_badness, mm/oom_kill.c): at
+ * 1000 every DM ranks above every process at 0 or below whatever their
+ * sizes (xenstored, xl, libvirtd, the daemon at -1000), and among DMs,
+ * all at 1000, the largest goes first: the one that allocates.  Set by
+ * root between fork and execve, it is also the DM's floor: lowering it
+ * needs CAP_SYS_RESOURCE, which a DM has not (docs/facts.md F30).
+ */
+#define DEFAULT_DM_OOM_SCORE_ADJ 1000
+/*
+ * memory.max of <cgroup_parent>/dm-<domid>.  The guest's RAM is not the
+ * DM's: QEMU maps it from Xen (privcmd, VM_PFNMAP), charged to no
+ * cgroup (docs/facts.md F31).  What is charged is QEMU's own memory:
+ * QEMU 7.2 running SeaBIOS with a disk, two vCPUs and VNC held 18-20
+ * MiB anonymous (RssAnon; 41-44 MiB resident with its libraries), and
+ * upstream libxl gives the same QEMU a whole Linux stubdomain of 128
+ * MiB (LIBXL_LINUX_STUBDOM_MEM), kernel included.  256 MiB is twice
+ * that, room for a disk's page cache (reclaimed, not OOM-killed, at
+ * the bound) and QEMU 10's display memfds.
+ */
+#define DEFAULT_DM_MEMORY_MAX (256ull << 20)
+#define DM_MEMORY_MIN (1u << 20)
 /* Where Debian's prometheus-node-exporter reads textfiles
  * (--collector.textfile.directory in /etc/default/prometheus-node-exporter). */
 #define DEFAULT_METRICS_FILE "/var/lib/prometheus/node-exporter/xl-reaper.prom"
@@ -254,6 +281,8 @@ void xlreaper__config_init(xlreaper_config *cfg)
     cfg->num_rlimits = RL_NUM;
     cfg->uid_switch = XLREAPER_UID_SWITCH_EXEC;
     cfg->dm_max_file_locks = DEFAULT_DM_MAX_FILE_LOCKS;
+    cfg->dm_oom_score_adj = DEFAULT_DM_OOM_SCORE_ADJ;
+    cfg->dm_memory_max = DEFAULT_DM_MEMORY_MAX;
     cfg->sweep_interval_s = DEFAULT_SWEEP_INTERVAL_S;
 }
 
@@ -672,6 +701,15 @@ static int load_key(xlreaper_ctx *ctx, const XLU_Config *xlu,
                           w->seen[seen].value_len, &v);
         if (e)
             return e;
+        /* A bound no QEMU starts under is a typing error, not a
+         * choice; 0 is the way to say "none". */
+        if (!strcmp(k->key, "dm_memory_max") && v && v < DM_MEMORY_MIN) {
+            LOG(ERROR,
+                "%s:%u: dm_memory_max = %ld is below %u bytes (1 MiB), "
+                "under which no device model starts; 0 writes no bound",
+                w->path, line, v, DM_MEMORY_MIN);
+            return XLREAPER_ERROR_INVAL;
+        }
         if (k->type == KEY_UID)
             *(!strcmp(k->key, "dm_uid_base") ? want_base : want_reaper) = v;
         else if (k->type == KEY_BOOL)

@@ -170,6 +170,11 @@ typedef struct {
                                   * the chroot to a line without them */
     const char *cgroup_parent; /* cgroup v2 dir; NULL: no cgroup.
                                   * The DM joins <it>/dm-<domid> */
+    uint64_t dm_memory_max;    /* memory.max of <cgroup_parent>/dm-<domid>
+                                  * in bytes (memory.swap.max 0 with
+                                  * it); 0: none written */
+    unsigned dm_oom_score_adj; /* the DM's oom_score_adj, 0..1000, set
+                                  * between fork and execve */
     const char *qemu_path;     /* for qemu-dm-restrict */
 
     /* Audit. */

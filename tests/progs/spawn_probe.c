@@ -15,6 +15,7 @@
  * Static: it runs the same inside an empty chroot.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,6 +79,23 @@ int main(int argc, char **argv)
                           "pid=%ld dumpable=%d fds=", (long)getpid(),
                           prctl(PR_GET_DUMPABLE, 0, 0, 0, 0));
     n = list_fds(buf, n, sizeof(buf));
+    /* -oom-write=N: the DM itself tries to set its oom_score_adj to N;
+     * reported as oom-write=N:ERRNO (0 when the kernel took it). */
+    for (int i = 1; i < argc && n < sizeof(buf) - 64; i++) {
+        const char *v = argv[i];
+        int ofd, e = 0;
+
+        if (strncmp(v, "-oom-write=", 11))
+            continue;
+        v += 11;
+        ofd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+        if (ofd < 0 || write(ofd, v, strlen(v)) < 0)
+            e = errno;
+        if (ofd >= 0)
+            close(ofd);
+        n += (size_t)snprintf(buf + n, sizeof(buf) - n, " oom-write=%s:%d", v,
+                              e);
+    }
     n += (size_t)snprintf(buf + n, sizeof(buf) - n, " argc=%d\n", argc);
     for (int i = 0; i < argc && n < sizeof(buf) - 1; i++)
         n += (size_t)snprintf(buf + n, sizeof(buf) - n, "arg=%s\n", argv[i]);

@@ -657,6 +657,80 @@ static void test_cgroup(void **state)
     free(mnt);
 }
 
+/* ---------- the OOM killer's choice ---------- */
+
+static void expect_oom_adj(pid_t pid, const char *want)
+{
+    char *v = xlrt_proc_read(pid, "oom_score_adj");
+
+    assert_non_null(v);
+    if (strcmp(v, want))
+        fail_msg("oom_score_adj '%s', want '%s'", v, want);
+    free(v);
+}
+
+static bool have_sys_resource(void)
+{
+    struct __user_cap_header_struct hdr = { .version =
+                                                _LINUX_CAPABILITY_VERSION_3 };
+    struct __user_cap_data_struct cd[2];
+
+    assert_int_equal(syscall(SYS_capget, &hdr, cd), 0);
+    return cd[CAP_SYS_RESOURCE / 32].effective &
+           (1u << (CAP_SYS_RESOURCE % 32));
+}
+
+/*
+ * The DM is raised to dm_oom_score_adj before its execve.  Written by a
+ * task with CAP_SYS_RESOURCE, that is also its floor, which the DM (no
+ * capability) may not go below; written without (root in a container,
+ * as on the machines this suite runs on), the DM may lower it again to
+ * what it inherited, and the spawn says so.  Raising needs nothing.
+ */
+static void test_oom_score_adj(void **state)
+{
+    static const char *const lower[] = { "-oom-write=999", NULL };
+    static const char *const raise_lower[] = { "-oom-write=600",
+                                               "-oom-write=499", NULL };
+    fixture *f = *state;
+    bool floor = have_sys_resource();
+    xlreaper_ctx *ctx = xlrt_spawn_ctx(f->dir, BASE, NULL);
+    xlrt_probe p;
+
+    xlrt_capture_reset();
+    assert_int_equal(xlrt_probe_spawn(ctx, 29, "wait", NULL, &p), 0);
+    expect_oom_adj(p.pid, "1000\n");
+    xlrt_probe_stop(&p);
+    assert_int_equal(xlrt_probe_spawn(ctx, 29, "wait", lower, &p), 0);
+    if (floor) {
+        expect_oom_adj(p.pid, "1000\n");
+        if (!strstr(p.report, " oom-write=999:13 "))
+            fail_msg("the DM lowered its oom_score_adj: %s", p.report);
+        assert_null(strstr(xlrt_captured(), "CAP_SYS_RESOURCE"));
+    } else {
+        expect_oom_adj(p.pid, "999\n");
+        if (!strstr(xlrt_captured(),
+                    "lacks CAP_SYS_RESOURCE: the device model's "
+                    "oom_score_adj is raised to 1000 (dm_oom_score_adj) "
+                    "but is not its floor"))
+            fail_msg("no word of the missing floor:\n%s", xlrt_captured());
+    }
+    xlrt_probe_stop(&p);
+    xlreaper_ctx_free(ctx);
+
+    ctx = xlrt_spawn_ctx(f->dir, BASE, "dm_oom_score_adj = 500\n");
+    assert_int_equal(xlrt_probe_spawn(ctx, 30, "wait", NULL, &p), 0);
+    expect_oom_adj(p.pid, "500\n");
+    xlrt_probe_stop(&p);
+    assert_int_equal(xlrt_probe_spawn(ctx, 30, "wait", raise_lower, &p), 0);
+    if (!strstr(p.report, floor ? " oom-write=600:0 oom-write=499:13 "
+                                : " oom-write=600:0 oom-write=499:0 "))
+        fail_msg("raise then lower: %s", p.report);
+    expect_oom_adj(p.pid, floor ? "600\n" : "499\n");
+    xlrt_probe_stop(&p);
+    xlreaper_ctx_free(ctx);
+}
+
 static void test_cgroup_not_cgroup2_refused(void **state)
 {
     fixture *f = *state;
@@ -801,6 +875,7 @@ int main(void)
         T(test_runas_mode),
         T(test_cgroup),
         T(test_cgroup_not_cgroup2_refused),
+        T(test_oom_score_adj),
         T(test_stale_refused),
         T(test_stale_zombie_refused),
         T(test_stale_reaped),

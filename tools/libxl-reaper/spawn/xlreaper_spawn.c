@@ -30,6 +30,7 @@ static const char *step_name(int step)
     case STEP_SETGROUPS: return "setgroups";
     case STEP_SETRESGID: return "setresgid";
     case STEP_RLIMIT: return "setrlimit";
+    case STEP_OOM_SCORE_ADJ: return "writing /proc/self/oom_score_adj";
     case STEP_UNSHARE_NS: return "unshare(CLONE_NEWNS|CLONE_NEWIPC)";
     case STEP_UNSHARE_NET: return "unshare(CLONE_NEWNET)";
     case STEP_CHROOT: return "chroot";
@@ -269,6 +270,12 @@ static void log_step(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan,
                   (unsigned long long)plan->rl[detail].limit);
         else
             LOGEV(ERROR, err, "spawn domid %u: setrlimit", d);
+        break;
+    case STEP_OOM_SCORE_ADJ:
+        LOGEV(ERROR, err,
+              "spawn domid %u: writing %.*s to /proc/self/oom_score_adj "
+              "(dm_oom_score_adj)",
+              d, (int)plan->oom_adj_len, plan->oom_adj);
         break;
     case STEP_CHROOT:
         LOGEV(ERROR, err, "spawn domid %u: chroot(%s)", d, plan->chroot_dir);

@@ -14,6 +14,8 @@
  *                /dev/null for a closed 0-2; clear CLOEXEC on the kept
  *   setgroups(0), setresgid(gid, gid, gid)
  *   rlimits      NPROC, NOFILE, FSIZE, CORE, MSGQUEUE, LOCKS, MEMLOCK
+ *   oom          oom_score_adj dm_oom_score_adj, while /proc is in reach
+ *                and the task holds CAP_SYS_RESOURCE (the DM's floor)
  *   unshare      CLONE_NEWNS|CLONE_NEWIPC and CLONE_NEWNET, if configured
  *   chroot       <chroot_base>/qemu-root-<domid>, exec mode only
  *   cgroup       <cgroup_parent>/dm-<domid>, if configured
@@ -187,6 +189,35 @@ static int apply_gid_limits(const xlreaper__spawn_run *run, long *detail_r)
     return 0;
 }
 
+/*
+ * The OOM killer's choice first (xlreaper_spawn_plan.c's plan_oom says
+ * why here): before the chroot, outside which /proc/self is, and before
+ * setresuid drops CAP_SYS_RESOURCE, which makes the value the DM's
+ * floor.  Closed at once: in place, a later failed step returns to the
+ * caller.
+ */
+static int apply_oom(const xlreaper_spawn_plan *plan)
+{
+    ssize_t n;
+    int fd, e;
+
+    if (!plan->oom_adj_len) {
+        errno = EINVAL;
+        return STEP_OOM_SCORE_ADJ;
+    }
+    fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return STEP_OOM_SCORE_ADJ;
+    n = write(fd, plan->oom_adj, plan->oom_adj_len);
+    e = n < 0 ? errno : EIO;
+    close(fd);
+    if (n != (ssize_t)plan->oom_adj_len) {
+        errno = e;
+        return STEP_OOM_SCORE_ADJ;
+    }
+    return 0;
+}
+
 /* The namespaces, the chroot and the cgroup. */
 static int apply_confine(const xlreaper__spawn_run *run)
 {
@@ -275,6 +306,8 @@ void xlreaper__spawn_apply(const xlreaper__spawn_run *run, int *step_r,
         step = apply_fds(run, &detail);
     if (!step)
         step = apply_gid_limits(run, &detail);
+    if (!step)
+        step = apply_oom(plan);
     if (!step)
         step = apply_confine(run);
     if (!step && plan->mode == XLREAPER_UID_SWITCH_EXEC)

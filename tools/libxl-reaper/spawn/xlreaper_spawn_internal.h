@@ -118,6 +118,8 @@ struct xlreaper_spawn_plan {
                         * out the domain's vkbd (xlreaper_vkbd.c) */
     int incoming_fd;   /* -incoming fd:N's N, a restore; or 0 */
     char *cgroup_parent;
+    char oom_adj[8]; /* dm_oom_score_adj as written, e.g. "1000" */
+    unsigned oom_adj_len;
     xlreaper__setid_filter setid; /* built here, installed by the child */
 };
 
@@ -140,6 +142,7 @@ enum {
     STEP_SETGROUPS,
     STEP_SETRESGID,
     STEP_RLIMIT,
+    STEP_OOM_SCORE_ADJ,
     STEP_UNSHARE_NS,
     STEP_UNSHARE_NET,
     STEP_CHROOT,

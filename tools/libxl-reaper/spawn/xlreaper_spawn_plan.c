@@ -567,6 +567,31 @@ static void plan_rlimits(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
     }
 }
 
+/*
+ * The DM's oom_score_adj, written by the child while it is root: the
+ * kernel lets any process raise its own, but lowering it below its
+ * oom_score_adj_min needs CAP_SYS_RESOURCE, and a write made with that
+ * capability sets the minimum too (__set_oom_adj, fs/proc/base.c).  So
+ * written by the spawn, the value is the DM's floor; written without
+ * the capability (root in some containers), the DM may lower it again
+ * to what it inherited, which is said here, once, rather than trusted.
+ */
+static void plan_oom(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
+                     const xlreaper_config *cfg)
+{
+    int n = snprintf(plan->oom_adj, sizeof(plan->oom_adj), "%u",
+                     cfg->dm_oom_score_adj);
+
+    plan->oom_adj_len = n > 0 && (size_t)n < sizeof(plan->oom_adj) ? n : 0;
+    if (xlreaper__cap_effective(CAP_SYS_RESOURCE) != 1)
+        LOGD(WARN, plan->domid,
+             "this process lacks CAP_SYS_RESOURCE: the device model's "
+             "oom_score_adj is raised to %u (dm_oom_score_adj) but is not "
+             "its floor, and it may lower it again to the value it "
+             "inherited",
+             cfg->dm_oom_score_adj);
+}
+
 /* The DM's uid and gid, checked, and the set-id filter that keeps it
  * to them.  0 or an error. */
 static int plan_ids(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
@@ -702,6 +727,7 @@ int xlreaper_spawn_plan_new(xlreaper_ctx *ctx, uint32_t domid,
     plan->unshare_net = cfg->unshare_net;
     plan->dumpable = cfg->dumpable;
     plan_rlimits(ctx, plan, cfg);
+    plan_oom(ctx, plan, cfg);
 
     rc = plan_ids(ctx, plan, cfg);
     if (rc)

@@ -104,6 +104,17 @@ int main(int argc, char **argv)
     if (write(fd, buf, n) != (ssize_t)n)
         return 3;
     close(fd);
+    /* -alloc: a DM that allocates without end, 1 MiB at a time. */
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "-alloc"))
+            continue;
+        for (;;) {
+            char *m = malloc(1 << 20);
+
+            if (m)
+                memset(m, 1, 1 << 20);
+        }
+    }
     if (!strcmp(argv[1], "wait"))
         for (;;)
             pause();

@@ -585,6 +585,120 @@ static char *cgroup2_mount(void)
     return out;
 }
 
+/* dir/name as a string (malloc'd), or NULL. */
+static char *xlrt_file_read_dir(const char *dir, const char *name)
+{
+    char path[4300], *buf = calloc(1, 4096);
+    ssize_t n;
+    int fd;
+
+    assert_non_null(buf);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        free(buf);
+        return NULL;
+    }
+    n = read(fd, buf, 4095);
+    close(fd);
+    if (n < 0) {
+        free(buf);
+        return NULL;
+    }
+    return buf;
+}
+
+/* Whether the cgroup dir offers the memory controller to its children. */
+static bool cg_offers_memory(const char *dir)
+{
+    char *text = xlrt_file_read_dir(dir, "cgroup.controllers");
+    bool yes = false;
+
+    if (text)
+        for (char *t = strtok(text, " \n"); t; t = strtok(NULL, " \n"))
+            yes |= !strcmp(t, "memory");
+    free(text);
+    return yes;
+}
+
+/*
+ * A DM that allocates without end under dm_memory_max is OOM-killed
+ * inside its own cgroup, and nothing else is: the test (its parent, at
+ * the same oom_score_adj 0 or lower) lives, the cgroup's memory.events
+ * counts one oom_kill, and memory.swap.max is 0.  Needs a cgroup2 mount
+ * that offers the memory controller; a hybrid host (memory on v1, as
+ * the machines this suite runs on) cannot show it.
+ */
+static void test_cgroup_memory_oom(void **state)
+{
+    static const char *const hog[] = { "-alloc", NULL };
+    fixture *f = *state;
+    char *mnt = cgroup2_mount(), parent[4096], extra[4200], dmdir[4200];
+    char *v;
+    xlreaper_ctx *ctx;
+    xlreaper_reap_result res;
+    xlrt_probe p;
+    int st;
+
+    if (!mnt)
+        skip();
+    snprintf(parent, sizeof(parent), "%s/xlr-spawn-oom-%ld", mnt,
+             (long)getpid());
+    assert_int_equal(mkdir(parent, 0755), 0);
+    if (!cg_offers_memory(parent)) {
+        fprintf(stderr,
+                "no memory controller in cgroup2 at %s: a DM's "
+                "OOM kill in its cgroup cannot be shown here\n",
+                mnt);
+        rmdir(parent);
+        free(mnt);
+        skip();
+    }
+    snprintf(dmdir, sizeof(dmdir), "%s/dm-31", parent);
+    snprintf(extra, sizeof(extra),
+             "cgroup_parent = \"%s\"\ndm_memory_max = 16777216\n", parent);
+    ctx = xlrt_spawn_ctx(f->dir, BASE, extra);
+    assert_int_equal(xlrt_probe_spawn(ctx, 31, "wait", hog, &p), 0);
+    v = xlrt_file_read_dir(dmdir, "memory.max");
+    assert_non_null(v);
+    assert_string_equal(v, "16777216\n");
+    free(v);
+    v = xlrt_file_read_dir(dmdir, "memory.swap.max");
+    if (v)
+        assert_string_equal(v, "0\n");
+    free(v);
+    /* It allocates 1 MiB at a time, touched, for ever: the kernel's
+     * OOM killer ends it within the cgroup (bounded: 30 s). */
+    for (int i = 0;; i++) {
+        siginfo_t si = { 0 };
+
+        /* Not reaped (WNOWAIT): the pid stays ours for probe_stop. */
+        assert_int_equal(
+            waitid(P_PID, (id_t)p.pid, &si, WEXITED | WNOHANG | WNOWAIT), 0);
+        if (si.si_pid == p.pid) {
+            st = si.si_code == CLD_KILLED ? si.si_status : -1;
+            break;
+        }
+        if (i == 3000)
+            fail_msg("the DM outlived its memory.max for 30 s");
+        usleep(10000);
+    }
+    assert_int_equal(st, SIGKILL);
+    v = xlrt_file_read_dir(dmdir, "memory.events");
+    assert_non_null(v);
+    if (!strstr(v, "\noom_kill 1\n"))
+        fail_msg("memory.events of %s:\n%s", dmdir, v);
+    free(v);
+    xlreaper_reap_result_init(&res);
+    assert_int_equal(xlreaper_reap(ctx, NULL, 31, &res), 0);
+    assert_int_equal(res.outcome, XLREAPER_OUTCOME_EMPTY);
+    xlreaper_reap_result_dispose(&res);
+    xlrt_probe_stop(&p);
+    assert_int_equal(rmdir(parent), 0);
+    xlreaper_ctx_free(ctx);
+    free(mnt);
+}
+
 static void test_cgroup(void **state)
 {
     fixture *f = *state;
@@ -598,9 +712,39 @@ static void test_cgroup(void **state)
     snprintf(parent, sizeof(parent), "%s/xlr-spawn-test-%ld", mnt,
              (long)getpid());
     assert_int_equal(mkdir(parent, 0755), 0);
+    snprintf(dmdir, sizeof(dmdir), "%s/dm-23", parent);
     snprintf(extra, sizeof(extra), "cgroup_parent = \"%s\"\n", parent);
     ctx = xlrt_spawn_ctx(f->dir, BASE, extra);
+    if (!cg_offers_memory(parent)) {
+        struct stat sb;
+
+        /* dm_memory_max (256 MiB by default) cannot be had here (a
+         * hybrid host, memory on cgroup v1): refused, not run unbounded,
+         * and nothing left behind. */
+        xlrt_capture_reset();
+        assert_int_equal(xlrt_probe_spawn(ctx, 23, "wait", NULL, &p),
+                         XLREAPER_ERROR_INVAL);
+        snprintf(want, sizeof(want),
+                 "cgroup_parent %s has no memory controller (its "
+                 "cgroup.controllers: \"",
+                 parent);
+        if (!strstr(xlrt_captured(), want) ||
+            !strstr(xlrt_captured(), "or set dm_memory_max = 0"))
+            fail_msg("want '%s' in:\n%s", want, xlrt_captured());
+        assert_int_equal(stat(dmdir, &sb), -1);
+        xlreaper_ctx_free(ctx);
+        snprintf(extra, sizeof(extra),
+                 "cgroup_parent = \"%s\"\ndm_memory_max = 0\n", parent);
+        ctx = xlrt_spawn_ctx(f->dir, BASE, extra);
+    }
     assert_int_equal(xlrt_probe_spawn(ctx, 23, "wait", NULL, &p), 0);
+    if (cg_offers_memory(parent)) {
+        char *v = xlrt_file_read_dir(dmdir, "memory.max");
+
+        assert_non_null(v);
+        assert_string_equal(v, "268435456\n");
+        free(v);
+    }
     cg = xlrt_proc_read(p.pid, "cgroup");
     assert_non_null(cg);
     snprintf(want, sizeof(want), "0::%s/dm-23\n", parent + strlen(mnt));
@@ -611,7 +755,6 @@ static void test_cgroup(void **state)
 
     /* A task left in the domain's cgroup (here a root sleeper: the uid
      * check does not see it) stops the next spawn. */
-    snprintf(dmdir, sizeof(dmdir), "%s/dm-23", parent);
     pid_t sleeper = fork();
     assert_true(sleeper >= 0);
     if (sleeper == 0) {
@@ -876,6 +1019,7 @@ int main(void)
         T(test_cgroup),
         T(test_cgroup_not_cgroup2_refused),
         T(test_oom_score_adj),
+        T(test_cgroup_memory_oom),
         T(test_stale_refused),
         T(test_stale_zombie_refused),
         T(test_stale_reaped),

@@ -708,13 +708,16 @@ _hidden int xlreaper__lock_acquire_unmarked(xlreaper_ctx *ctx, uid_t uid,
 _hidden int xlreaper__cgroup_check(xlreaper_ctx *ctx, uint32_t domid,
                                    const char *path);
 /*
- * Makes parent/dm-<domid> (refusing one that still has tasks: _BUSY) and
- * opens its cgroup.procs for writing.  *dir_r is malloc'd.  0, _BUSY,
- * _FAIL, _NOMEM.
+ * Makes parent/dm-<domid> (refusing one that still has tasks: _BUSY),
+ * bounds it when memory_max is not 0 (memory.max, memory.swap.max 0;
+ * the memory controller added to parent's cgroup.subtree_control when
+ * its cgroup.controllers offers it, else _INVAL) and opens its
+ * cgroup.procs for writing.  *dir_r is malloc'd.  0, _BUSY, _INVAL,
+ * _FAIL, _NOMEM; a refusal removes the directory it made.
  */
 _hidden int xlreaper__cgroup_prepare(xlreaper_ctx *ctx, uint32_t domid,
-                                     const char *parent, char **dir_r,
-                                     int *procs_fd_r);
+                                     const char *parent, uint64_t memory_max,
+                                     char **dir_r, int *procs_fd_r);
 /*
  * The belt before a uid kill: "1" into parent/dm-<domid>/cgroup.kill,
  * when that cgroup exists.  Never the guarantee, so a failure is logged

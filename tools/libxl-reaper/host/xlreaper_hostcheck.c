@@ -229,9 +229,39 @@ static void check_qemu(report *r, const char *path)
 
 /* ---------- the cgroup each DM joins ---------- */
 
-static void check_cgroup(report *r, const char *parent)
+/*
+ * Whether parent offers the memory controller that dm_memory_max needs
+ * (the spawn adds it to the parent's cgroup.subtree_control, and refuses
+ * a DM when it cannot: xlreaper_cgroup.c).  true, or false with the
+ * controllers it offers in buf.
+ */
+static bool offers_memory(const char *parent, char *buf, size_t size)
 {
-    char probe[PATH_MAX + 64], kill_file[PATH_MAX + 80];
+    char path[PATH_MAX + 32];
+    ssize_t n = -1;
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/cgroup.controllers", parent);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        n = xlreaper__read_all(fd, buf, size - 1);
+        close(fd);
+    }
+    if (n < 0) {
+        snprintf(buf, size, "unreadable: %s", strerror(errno));
+        return false;
+    }
+    buf[n] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+    for (char *p = buf; (p = strstr(p, "memory")); p += 6)
+        if ((p == buf || p[-1] == ' ') && (p[6] == ' ' || !p[6]))
+            return true;
+    return false;
+}
+
+static void check_cgroup(report *r, const char *parent, uint64_t memory_max)
+{
+    char probe[PATH_MAX + 64], kill_file[PATH_MAX + 80], ctl[256];
     struct statfs sfs;
     struct stat st;
     bool has_kill;
@@ -249,6 +279,15 @@ static void check_cgroup(report *r, const char *parent)
     if (!S_ISDIR(st.st_mode) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
         say(r, "cgroup_parent", false,
             "%s is not a directory of a cgroup2 file system", parent);
+        return;
+    }
+    if (memory_max && !offers_memory(parent, ctl, sizeof(ctl))) {
+        say(r, "cgroup_parent", false,
+            "%s has no memory controller (cgroup.controllers: \"%s\"), "
+            "so dm_memory_max cannot bound a DM and none would start: "
+            "enable memory in the cgroup.subtree_control above it, or set "
+            "dm_memory_max = 0",
+            parent, ctl);
         return;
     }
     /* What the wrapper does for every DM, <parent>/dm-<domid>, under a
@@ -269,10 +308,16 @@ static void check_cgroup(report *r, const char *parent)
             probe, strerror(errno));
         return;
     }
+    if (memory_max)
+        snprintf(ctl, sizeof(ctl), "; each DM's memory.max %llu",
+                 (unsigned long long)memory_max);
+    else
+        snprintf(ctl, sizeof(ctl), "; no memory.max (dm_memory_max = 0)");
     say(r, "cgroup_parent", true,
-        "%s: a cgroup2 directory; a cgroup was made in it and removed%s",
+        "%s: a cgroup2 directory; a cgroup was made in it and removed%s%s",
         parent,
-        has_kill ? "" : " (no cgroup.kill, Linux < 5.14: the uid kill alone)");
+        has_kill ? "" : " (no cgroup.kill, Linux < 5.14: the uid kill alone)",
+        ctl);
 }
 
 /* ---------- the lock ---------- */
@@ -531,7 +576,7 @@ int xlreaper_host_check(xlreaper_ctx *ctx, xlreaper_check_fn *fn, void *arg)
         say(&r, "subordinate_ids", true,
             "no subordinate id of the range is handed out");
     check_qemu(&r, cfg->qemu_path);
-    check_cgroup(&r, cfg->cgroup_parent);
+    check_cgroup(&r, cfg->cgroup_parent, cfg->dm_memory_max);
     check_lock(&r, cfg->lock_file);
     check_devices(&r, cfg);
     check_file_pool(&r, cfg);

@@ -223,7 +223,8 @@ static int prepare(xlreaper_ctx *ctx, const xlreaper_spawn_plan *plan,
     }
     if (plan->cgroup_parent) {
         rc = xlreaper__cgroup_prepare(ctx, plan->domid, plan->cgroup_parent,
-                                      &cgdir, &run->cgroup_fd);
+                                      plan->memory_max, &cgdir,
+                                      &run->cgroup_fd);
         if (rc)
             goto fail;
         LOGD(DEBUG, plan->domid, "cgroup %s", cgdir);

@@ -118,7 +118,8 @@ struct xlreaper_spawn_plan {
                         * out the domain's vkbd (xlreaper_vkbd.c) */
     int incoming_fd;   /* -incoming fd:N's N, a restore; or 0 */
     char *cgroup_parent;
-    char oom_adj[8]; /* dm_oom_score_adj as written, e.g. "1000" */
+    uint64_t memory_max; /* dm_memory_max, with cgroup_parent; 0: none */
+    char oom_adj[8];     /* dm_oom_score_adj as written, e.g. "1000" */
     unsigned oom_adj_len;
     xlreaper__setid_filter setid; /* built here, installed by the child */
 };

@@ -697,6 +697,7 @@ static int plan_root_cgroup(xlreaper_ctx *ctx, xlreaper_spawn_plan *plan,
     rc = xlreaper__cgroup_check(ctx, plan->domid, cfg->cgroup_parent);
     if (rc)
         return rc;
+    plan->memory_max = cfg->dm_memory_max;
     plan->cgroup_parent = strdup(cfg->cgroup_parent);
     return plan->cgroup_parent ? 0 : XLREAPER_ERROR_NOMEM;
 }

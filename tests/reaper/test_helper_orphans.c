@@ -21,6 +21,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -196,6 +197,132 @@ static void kill_at_every_step(const char *cmd)
     assert_int_equal(others_in_uid(BASE + DOMID), 0);
 }
 
+/* The oom_score_adj of the first child of parent seen, read while it
+ * lives, into buf: true, or false after about 5 s. */
+static bool child_oom_adj(pid_t parent, char *buf, size_t size)
+{
+    char path[96], kids[256], adj[96];
+    uint64_t until = xlreaper_now_us() + 5000000;
+
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)parent,
+             (int)parent);
+    while (xlreaper_now_us() < until) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC), afd;
+        ssize_t r = fd < 0 ? -1 : read(fd, kids, sizeof(kids) - 1);
+
+        if (fd >= 0)
+            close(fd);
+        if (r <= 0)
+            continue;
+        kids[r] = '\0';
+        snprintf(adj, sizeof(adj), "/proc/%d/oom_score_adj", atoi(kids));
+        afd = open(adj, O_RDONLY | O_CLOEXEC);
+        if (afd < 0)
+            continue; /* gone meanwhile */
+        r = read(afd, buf, size - 1);
+        close(afd);
+        if (r <= 0)
+            continue;
+        buf[r] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        return true;
+    }
+    return false;
+}
+
+/* /proc/pid/oom_score_adj, without its newline, into buf. */
+static void oom_adj_of(pid_t pid, char *buf, size_t size)
+{
+    char path[64];
+    ssize_t r;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%d/oom_score_adj", (int)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    assert_true(fd >= 0);
+    r = read(fd, buf, size - 1);
+    close(fd);
+    assert_true(r > 0);
+    buf[r] = '\0';
+    buf[strcspn(buf, "\n")] = '\0';
+}
+
+/*
+ * A helper runs at its caller's oom_score_adj, and the CLI puts itself
+ * at -1000 (xlreaper_oom_protect): read from the count probe of
+ * `xl-reaper status` while it lives (a DM that stops it keeps it so a
+ * little longer).  Where the kernel
+ * refuses -1000 (no CAP_SYS_RESOURCE: root in a container, as on the
+ * machines this suite runs on) the CLI and its helper keep this
+ * process's value, and the CLI says so on stderr.
+ */
+static void test_helper_oom_score_adj(void **state)
+{
+    char dom[16], errpath[] = "/tmp/xlr-oom-err-XXXXXX", mine[16];
+    char cli_adj[16], helper_adj[16], err[4096] = "";
+    bool capable;
+    pid_t p;
+    int efd, status;
+    ssize_t r;
+
+    (void)state;
+    oom_adj_of(getpid(), mine, sizeof(mine));
+    /* Whether this process may lower its own: asked of a child, which
+     * tries, so that this process keeps its value. */
+    p = fork();
+    assert_true(p >= 0);
+    if (p == 0) {
+        int fd = open("/proc/self/oom_score_adj", O_WRONLY);
+
+        _exit(fd >= 0 && write(fd, "-1000", 5) == 5 ? 0 : 1);
+    }
+    assert_int_equal(waitpid(p, &status, 0), p);
+    capable = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+
+    snprintf(dom, sizeof(dom), "%u", DOMID);
+    S.dm = xlrt_adversary_as_child(S.r.ctx, DOMID, "stopper");
+    efd = mkstemp(errpath);
+    assert_true(efd >= 0);
+    p = fork();
+    assert_true(p >= 0);
+    if (p == 0) {
+        int null = open("/dev/null", O_RDWR);
+
+        dup2(null, 1);
+        dup2(efd, 2);
+        execl(S.r.cli, S.r.cli, "--config", S.r.config, "status", dom,
+              (char *)NULL);
+        _exit(127);
+    }
+    if (!child_oom_adj(p, helper_adj, sizeof(helper_adj))) {
+        kill(p, SIGKILL);
+        waitpid(p, &status, 0);
+        fail_msg("no helper of `xl-reaper status` was seen");
+    }
+    oom_adj_of(p, cli_adj, sizeof(cli_adj));
+    kill(p, SIGKILL); /* the helper dies with it (PDEATHSIG) */
+    assert_int_equal(waitpid(p, &status, 0), p);
+    assert_int_equal(orphans_left(), 0);
+    r = pread(efd, err, sizeof(err) - 1, 0);
+    close(efd);
+    unlink(errpath);
+    err[r > 0 ? r : 0] = '\0';
+    assert_string_equal(helper_adj, cli_adj);
+    if (capable) {
+        assert_string_equal(cli_adj, "-1000");
+    } else {
+        char want[128];
+
+        assert_string_equal(cli_adj, mine);
+        snprintf(want, sizeof(want),
+                 "oom_score_adj stays %s, not -1000: lowering it needs "
+                 "CAP_SYS_RESOURCE",
+                 mine);
+        if (!strstr(err, want))
+            fail_msg("want '%s' on stderr, got:\n%s", want, err);
+    }
+}
+
 static void test_status_killed_at_every_step(void **state)
 {
     (void)state;
@@ -206,6 +333,7 @@ int main(void)
 {
 #define T(f) cmocka_unit_test_teardown(f, test_teardown)
     const struct CMUnitTest tests[] = {
+        T(test_helper_oom_score_adj),
         T(test_status_killed_at_every_step),
     };
 #undef T

@@ -415,6 +415,20 @@ void xlreaper_lock_release(xlreaper_lock *lock); /* NULL is fine */
 /* How long acquire waited, in microseconds. */
 uint64_t xlreaper_lock_wait_us(const xlreaper_lock *lock);
 
+/* ---------- memory pressure ---------- */
+
+/*
+ * Makes the calling process the OOM killer's last choice: oom_score_adj
+ * -1000, which every helper of a reap then inherits.  Process-wide, and
+ * for good where the caller holds CAP_SYS_RESOURCE (it also becomes the
+ * floor), so a program's main calls it, once; the library never does
+ * on its own (xlreaper_oom.c says why).  Returns 0 when the process is
+ * at -1000; _PERM when the kernel refused because CAP_SYS_RESOURCE is
+ * lacking, _FAIL on another failure: both logged as a warning with the
+ * value that stays in force.
+ */
+int xlreaper_oom_protect(xlreaper_ctx *ctx);
+
 /* ---------- reaping ---------- */
 
 typedef enum {

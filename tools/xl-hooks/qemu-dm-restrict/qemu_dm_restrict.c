@@ -283,6 +283,11 @@ int main(int argc, char **argv)
                 xlreaper_strerror(rc));
         goto out;
     }
+    /* Until the execve, this process may reap a stale uid (reap_stale)
+     * and holds the lock: out of the OOM killer's reach, where the
+     * kernel allows it; QEMU then gets dm_oom_score_adj (the spawn). */
+    if (!probe)
+        xlreaper_oom_protect(ctx);
     cfg = xlreaper_config_get(ctx);
     if (check_qemu(cfg->qemu_path) < 0)
         goto out;

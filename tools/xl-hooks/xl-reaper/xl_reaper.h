@@ -110,6 +110,11 @@ const char *xlr_range_text(const xlreaper_config *c, char *buf, size_t n);
 /* Loads the config, once a command has parsed its arguments: 0, or the
  * exit code (the library has said why). */
 int xlr_load_config(xlr_cli *cli);
+/* For a command that reaps or spawns: xlr_load_config, then this process
+ * (and so every helper of its reap) out of the OOM killer's reach,
+ * where the kernel allows it, or a warning that says it is not
+ * (xlreaper_oom_protect). */
+int xlr_load_config_oom(xlr_cli *cli);
 
 /* The exit code for a library return code. */
 int xlr_exit_code(int rc);

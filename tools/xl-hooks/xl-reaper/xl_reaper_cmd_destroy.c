@@ -87,7 +87,7 @@ int xlr_cmd_destroy(xlr_cli *cli, int argc, char **argv)
 
     ret = xlr_domid_only("destroy", argc, argv, &domid);
     if (!ret)
-        ret = xlr_load_config(cli);
+        ret = xlr_load_config_oom(cli);
     if (ret)
         return ret;
     if (xlreaper_dm_ids(cli->ctx, domid, &uid, NULL))

@@ -13,7 +13,7 @@ int xlr_cmd_kill(xlr_cli *cli, int argc, char **argv)
 
     rc = xlr_domid_only("kill", argc, argv, &domid);
     if (!rc)
-        rc = xlr_load_config(cli);
+        rc = xlr_load_config_oom(cli);
     if (rc)
         return rc;
 

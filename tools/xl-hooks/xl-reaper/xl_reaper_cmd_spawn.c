@@ -41,7 +41,8 @@ int xlr_cmd_spawn(xlr_cli *cli, int argc, char **argv)
         return xlr_usage_error("spawn", "missing PROG after '--'");
     if (xlr_parse_domid(argv[optind], &domid))
         return XLR_EXIT_USAGE;
-    rc = xlr_load_config(cli);
+    /* The DM then gets dm_oom_score_adj between fork and execve. */
+    rc = xlr_load_config_oom(cli);
     if (rc)
         return rc;
 

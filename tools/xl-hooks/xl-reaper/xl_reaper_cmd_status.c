@@ -22,7 +22,7 @@ int xlr_cmd_status(xlr_cli *cli, int argc, char **argv)
 
     rc = xlr_domid_only("status", argc, argv, &domid);
     if (!rc)
-        rc = xlr_load_config(cli);
+        rc = xlr_load_config_oom(cli);
     if (rc)
         return rc;
     if (xlreaper_dm_ids(cli->ctx, domid, &uid, NULL))

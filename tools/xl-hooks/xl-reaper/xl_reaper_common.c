@@ -122,6 +122,17 @@ int xlr_load_config(xlr_cli *cli)
     return rc ? xlr_exit_code(rc) : 0;
 }
 
+int xlr_load_config_oom(xlr_cli *cli)
+{
+    int rc = xlr_load_config(cli);
+
+    /* A refusal is logged and the command goes on: a reap without
+     * CAP_SYS_RESOURCE is still the only way to empty the uid. */
+    if (!rc)
+        xlreaper_oom_protect(cli->ctx);
+    return rc;
+}
+
 int xlr_exit_code(int rc)
 {
     switch (rc) {

@@ -575,6 +575,11 @@ static int start(xlrd *d)
     rc = xlreaper_config_load(d->ctx, d->config_path, d->config_flags);
     if (rc)
         return rc == XLREAPER_ERROR_INVAL ? XLRD_EXIT_USAGE : XLRD_EXIT_FAIL;
+    /* The unit's OOMScoreAdjust=-1000 has set it before the capability
+     * was dropped, so this write is allowed; started another way
+     * without CAP_SYS_RESOURCE, the warning says the daemon is exposed.
+     * Its helpers inherit it (xlreaper_oom.c). */
+    xlreaper_oom_protect(d->ctx);
     if (xlrd_events_open(&d->ev) < 0)
         return XLRD_EXIT_USAGE;
     if (signals_init(d) < 0)

@@ -234,6 +234,7 @@ typedef struct {
                            * unshares them for every restricted DM) */
     const char *extra[8]; /* more arguments, after -xen-domid */
     unsigned file_locks;  /* one-byte read locks it holds on memfds */
+    const char *oom_adj;  /* its oom_score_adj; NULL: 1000, as spawned */
     bool epoll_lock;      /* and one on an epoll descriptor */
 } dm_spec;
 
@@ -312,6 +313,15 @@ static pid_t start_dm(fx *f, const dm_spec *s)
             child_fail(p[1]);
         if (s->open_path && open(s->open_path, O_RDONLY | O_NOCTTY) < 0)
             child_fail(p[1]);
+        {
+            /* As the spawn sets it (dm_oom_score_adj, default 1000). */
+            const char *adj = s->oom_adj ? s->oom_adj : "1000";
+            int ofd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+
+            if (ofd < 0 || write(ofd, adj, strlen(adj)) < 0)
+                child_fail(p[1]);
+            close(ofd);
+        }
         if (!s->share_ns && unshare(CLONE_NEWNS | CLONE_NEWIPC) < 0)
             child_fail(p[1]);
         if (s->chroot_dir && (chroot(s->chroot_dir) < 0 || chdir("/") < 0))
@@ -1180,6 +1190,34 @@ static void test_file_locks(void **state)
     expect_only_failures(res, none);
     expect(res, "file_locks", LIVE, PASS, "20000 file locks on its");
     expect(res, "file_locks", LIVE, PASS, "(at most dm_max_file_locks 20000)");
+}
+
+/* A DM below dm_oom_score_adj (started without the spawn, or lowered
+ * where the spawn had no CAP_SYS_RESOURCE) is flagged, and only that
+ * check of it; one at the configured value passes. */
+static void test_oom_score_adj(void **state)
+{
+    fx *f = *state;
+    const xlreaper_audit_result *res;
+
+    f->live[f->nlive++] = LIVE2;
+    start_dm(f, &(dm_spec){ .domid = LIVE, .oom_adj = "999" });
+    start_dm(f, &(dm_spec){ .domid = LIVE2 });
+    res = run(f, 0);
+    for (unsigned i = 0; i < res->num; i++) {
+        const xlreaper_audit_check *c = &res->checks[i];
+        bool low = !strcmp(c->name, "oom_score_adj") && c->domid == LIVE;
+
+        if (c->status == UNKNOWN || (c->status == FAIL) != low) {
+            dump(res);
+            fail_msg("check %s of domid %d is %s", c->name, (int)c->domid,
+                     xlreaper_audit_status_name(c->status));
+        }
+    }
+    expect(res, "oom_score_adj", LIVE, FAIL,
+           "oom_score_adj 999, below dm_oom_score_adj 1000");
+    expect(res, "oom_score_adj", LIVE2, PASS,
+           "oom_score_adj 1000 (at least dm_oom_score_adj 1000)");
 }
 
 /* 16 processes of the uid with lower pids and no_new_privs do not hide
@@ -2064,6 +2102,7 @@ int main(void)
         T(test_lying_chroot),
         T(test_seventeenth_process),
         T(test_file_locks),
+        T(test_oom_score_adj),
         T(test_mmap_locked_dm),
         T(test_pygrub_tenant),
         T(test_xen_descriptors),

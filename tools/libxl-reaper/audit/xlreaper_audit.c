@@ -519,6 +519,9 @@ static const xlreaper__audit_check_def checks[] = {
     { "file_locks", DM, xlreaper__audit_dm_file_locks,
       "at most dm_max_file_locks file locks on its open files, counted "
       "from its fdinfo (the kernel bounds them nowhere else)" },
+    { "oom_score_adj", DM, xlreaper__audit_dm_oom,
+      "its oom_score_adj is at least dm_oom_score_adj: the OOM killer's "
+      "choice before xenstored and the reaper" },
     { "reaper_idle", HOST, xlreaper__audit_idle_pet,
       "the pet uid runs nothing" },
     { "domid0_uid", HOST, xlreaper__audit_idle_base,

@@ -614,6 +614,38 @@ int xlreaper__audit_dm_file_locks(audit *a, dm_proc *p)
                fc->locks_fds, fc->locks_fds == 1 ? "" : "s", max);
 }
 
+/* ---------- the OOM killer's choice ---------- */
+
+/*
+ * A DM at least dm_oom_score_adj, as the spawn sets it: one below it
+ * (started without the wrapper, by libvirt or a stock libxl, or one
+ * that lowered it where the spawn lacked CAP_SYS_RESOURCE) may outlive
+ * xenstored or the reaper under memory pressure.  Higher is fine: a DM
+ * may only raise its own.
+ */
+int xlreaper__audit_dm_oom(audit *a, dm_proc *p)
+{
+    const xlreaper__facts *fc = &p->facts;
+    int want = (int)a->cfg->dm_oom_score_adj;
+
+    if (!fc->have_oom)
+        return not_read(a, p, "oom_score_adj", "its oom_score_adj");
+    if (fc->oom_err)
+        return ADD(a, "oom_score_adj", p->domid, p->uid, p->pid,
+                   XLREAPER_AUDIT_UNKNOWN, "reading its oom_score_adj: %s",
+                   strerror(fc->oom_err));
+    if (fc->oom_adj < want)
+        return ADD(a, "oom_score_adj", p->domid, p->uid, p->pid,
+                   XLREAPER_AUDIT_FAIL,
+                   "oom_score_adj %d, below dm_oom_score_adj %d: under "
+                   "memory pressure the OOM killer may choose another "
+                   "process before it",
+                   fc->oom_adj, want);
+    return ADD(
+        a, "oom_score_adj", p->domid, p->uid, p->pid, XLREAPER_AUDIT_PASS,
+        "oom_score_adj %d (at least dm_oom_score_adj %d)", fc->oom_adj, want);
+}
+
 /* ---------- one process ---------- */
 
 static uint64_t process_deadline(const audit *a)

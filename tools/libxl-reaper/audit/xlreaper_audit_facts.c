@@ -80,6 +80,7 @@ enum {
     K_FDS_END,     /* a = descriptors listed */
     K_LOCKS,       /* a = the fd just read, x = locks counted so far */
     K_LOCKS_END,   /* a = descriptors read, x = locks, b = cut, err */
+    K_OOM,         /* text of /proc/PID/oom_score_adj */
     K_END,
 };
 
@@ -466,6 +467,12 @@ static void read_one(int wfd, pid_t pid, const char *first, uint32_t max_locks,
     proc_path(path, sizeof(path), spid, "limits");
     send_text(wfd, K_LIMITS, 0, path);
 
+    /* A value the kernel keeps in the process's signal struct: its
+     * read takes no lock a DM can hold (oom_score_adj_read). */
+    section(wfd, XLREAPER__FACTS_OOM);
+    proc_path(path, sizeof(path), spid, "oom_score_adj");
+    send_text(wfd, K_OOM, 0, path);
+
     section(wfd, XLREAPER__FACTS_LINKS);
     for (int w = 0; w < XLREAPER__LINKS; w++) {
         proc_path(path, sizeof(path), spid, link_names[w]);
@@ -530,6 +537,7 @@ const char *xlreaper__facts_section_name(int s)
     case XLREAPER__FACTS_LINKS: return "its root, exe and ns links";
     case XLREAPER__FACTS_FDS: return "its fd directory";
     case XLREAPER__FACTS_LOCKS: return "its fdinfo (file locks)";
+    case XLREAPER__FACTS_OOM: return "its oom_score_adj";
     }
     return "nothing yet (the reader did not start)";
 }
@@ -576,6 +584,31 @@ static int take(xlreaper__facts *fc, const frame *f, const char *text)
         }
         fc->have_limits = true;
         break;
+    case K_OOM: {
+        char v[16], *end;
+        long n;
+
+        fc->have_oom = true;
+        fc->oom_err = f->err;
+        if (f->err)
+            break;
+        /* The kernel prints -1000..1000 and a newline; anything else is
+         * not taken for a value. */
+        if (!f->len || f->len >= sizeof(v)) {
+            fc->oom_err = EINVAL;
+            break;
+        }
+        memcpy(v, text, f->len);
+        v[f->len] = '\0';
+        errno = 0;
+        n = strtol(v, &end, 10);
+        if (errno || end == v || (*end && strcmp(end, "\n")) || n < -1000 ||
+            n > 1000)
+            fc->oom_err = EINVAL;
+        else
+            fc->oom_adj = (int)n;
+        break;
+    }
     case K_LINK:
         if (f->a < 0 || f->a >= XLREAPER__LINKS)
             break;

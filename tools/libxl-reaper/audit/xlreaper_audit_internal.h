@@ -252,6 +252,7 @@ enum {
     XLREAPER__FACTS_LINKS,
     XLREAPER__FACTS_FDS,
     XLREAPER__FACTS_LOCKS,
+    XLREAPER__FACTS_OOM,
 };
 
 /* Why the count of a DM's file locks stopped short of its end. */
@@ -293,6 +294,9 @@ typedef struct {
     int limits_err;
     char *limits;
     size_t limits_len;
+    bool have_oom; /* oom_score_adj read (or oom_err) */
+    int oom_err;
+    int oom_adj;
     struct {
         bool have;
         int err;
@@ -435,6 +439,7 @@ _hidden int xlreaper__audit_dm_xen_fds(xlreaper__audit *a,
                                        xlreaper__audit_dm *d);
 _hidden int xlreaper__audit_dm_file_locks(xlreaper__audit *a,
                                           xlreaper__audit_dm *d);
+_hidden int xlreaper__audit_dm_oom(xlreaper__audit *a, xlreaper__audit_dm *d);
 
 /* The dead uids' scope (xlreaper_audit_dead.c). */
 _hidden int xlreaper__audit_idle_pet(xlreaper__audit *a,

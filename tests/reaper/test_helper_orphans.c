@@ -254,7 +254,8 @@ static void oom_adj_of(pid_t pid, char *buf, size_t size)
  * little longer).  Where the kernel
  * refuses -1000 (no CAP_SYS_RESOURCE: root in a container, as on the
  * machines this suite runs on) the CLI and its helper keep this
- * process's value, and the CLI says so on stderr.
+ * process's value, and the CLI says so on stderr (with -v: `check`
+ * says it without).
  */
 static void test_helper_oom_score_adj(void **state)
 {
@@ -290,7 +291,7 @@ static void test_helper_oom_score_adj(void **state)
 
         dup2(null, 1);
         dup2(efd, 2);
-        execl(S.r.cli, S.r.cli, "--config", S.r.config, "status", dom,
+        execl(S.r.cli, S.r.cli, "--config", S.r.config, "-v", "status", dom,
               (char *)NULL);
         _exit(127);
     }

@@ -88,7 +88,10 @@ int xlreaper_oom_protect(xlreaper_ctx *ctx)
         return 0;
     oom_now(now, sizeof(now));
     if (n < 0 && e == EACCES) {
-        LOG(WARN,
+        /* Said at INFO: a host property, not an event; the daemon says
+         * it as a warning once, `xl-reaper check` on its own line, and
+         * a CLI on every hook call would bury the lines that matter. */
+        LOG(INFO,
             "oom_score_adj stays %s, not -1000: lowering it needs "
             "CAP_SYS_RESOURCE, which this process lacks; under memory "
             "pressure the OOM killer may choose it, and its helpers, "

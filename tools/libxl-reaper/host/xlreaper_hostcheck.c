@@ -28,6 +28,7 @@
 #include <sys/vfs.h>
 #include <unistd.h>
 
+#include <linux/capability.h>
 #include <linux/magic.h>
 
 #include "xlreaper_host.h"
@@ -539,6 +540,21 @@ int xlreaper_host_check(xlreaper_ctx *ctx, xlreaper_check_fn *fn, void *arg)
             "running as uid %lu: the wrapper and the daemon run as root, "
             "and what they may do is checked as root only",
             (unsigned long)geteuid());
+    /* Said here, once, rather than by every command a hook runs: the
+     * reaper at -1000 and each DM's floor need CAP_SYS_RESOURCE
+     * (xlreaper_oom.c).  A DM still starts without it: not a refusal. */
+    if (xlreaper__cap_effective(CAP_SYS_RESOURCE) == 1)
+        say(&r, "oom_score_adj", true,
+            "CAP_SYS_RESOURCE held: xl-reaper and the wrapper run at -1000, "
+            "each DM at dm_oom_score_adj %u, which it cannot lower",
+            cfg->dm_oom_score_adj);
+    else
+        say(&r, "oom_score_adj", true,
+            "this process lacks CAP_SYS_RESOURCE: xl-reaper and the wrapper "
+            "keep the oom_score_adj they inherit, not -1000, and each DM is "
+            "raised to dm_oom_score_adj %u but may lower it again (the "
+            "audit's oom_score_adj check fails it then)",
+            cfg->dm_oom_score_adj);
     /* The load refused any clash; said again, so that "ok" shows it,
      * with the pet's owner when passwd has one (xen-qemuuser-reaper, or
      * the range base user when the pet is the base). */

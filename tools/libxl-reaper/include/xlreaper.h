@@ -424,8 +424,9 @@ uint64_t xlreaper_lock_wait_us(const xlreaper_lock *lock);
  * floor), so a program's main calls it, once; the library never does
  * on its own (xlreaper_oom.c says why).  Returns 0 when the process is
  * at -1000; _PERM when the kernel refused because CAP_SYS_RESOURCE is
- * lacking, _FAIL on another failure: both logged as a warning with the
- * value that stays in force.
+ * lacking (logged at INFO with the value that stays in force: the
+ * caller says it as loudly as it should), _FAIL on another failure
+ * (logged as a warning).
  */
 int xlreaper_oom_protect(xlreaper_ctx *ctx);
 

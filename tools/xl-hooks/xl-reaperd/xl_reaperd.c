@@ -579,7 +579,12 @@ static int start(xlrd *d)
      * was dropped, so this write is allowed; started another way
      * without CAP_SYS_RESOURCE, the warning says the daemon is exposed.
      * Its helpers inherit it (xlreaper_oom.c). */
-    xlreaper_oom_protect(d->ctx);
+    if (xlreaper_oom_protect(d->ctx) == XLREAPER_ERROR_PERM)
+        XLRD_LOG(WARN,
+                 "oom_score_adj is not -1000 and cannot be made so without "
+                 "CAP_SYS_RESOURCE: under memory pressure the OOM killer may "
+                 "choose this daemon, or a helper of its reaps, before a "
+                 "device model (OOMScoreAdjust=-1000 in its unit sets it)");
     if (xlrd_events_open(&d->ev) < 0)
         return XLRD_EXIT_USAGE;
     if (signals_init(d) < 0)

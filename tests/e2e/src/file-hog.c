@@ -15,7 +15,9 @@
  * exits otherwise.  Like fork-racer, every process inherits the
  * descriptors it was started with.
  */
+#ifndef _GNU_SOURCE /* make analyze passes -D_GNU_SOURCE */
 #define _GNU_SOURCE /* close_range */
+#endif
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>

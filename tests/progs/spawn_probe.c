@@ -64,6 +64,9 @@ static size_t list_fds(char *buf, size_t n, size_t size)
     return n;
 }
 
+/* -alloc's blocks, reachable from here. */
+static void *alloc_kept;
+
 int main(int argc, char **argv)
 {
     char buf[16384];
@@ -108,11 +111,15 @@ int main(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-alloc"))
             continue;
+        /* Each block kept reachable, as a DM's heap. */
         for (;;) {
-            char *m = malloc(1 << 20);
+            void **m = malloc(1 << 20);
 
-            if (m)
+            if (m) {
                 memset(m, 1, 1 << 20);
+                *m = alloc_kept;
+                alloc_kept = m;
+            }
         }
     }
     if (!strcmp(argv[1], "wait"))

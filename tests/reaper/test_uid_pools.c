@@ -40,7 +40,7 @@
 #define DOMID_MQ 5u
 /* Files to watch: max_user_watches / max_user_instances of them at
  * least (192,540 / 128 = 1,505 by default). */
-#define WATCH_FILES_MAX 8192
+#define WATCH_FILES_MAX 8192u
 
 static struct {
     xlrt_rsuite r;

@@ -32,6 +32,7 @@
 
 #include "xlreaper.h"
 #include "xlreaper_internal.h"
+#include "xlrt_tree.h"
 
 #define BASE 4400000ul
 #define DOMID 91
@@ -265,9 +266,8 @@ int main(int argc, char **argv)
     unlink(rconf);
     xtl_logger_destroy((xentoollog_logger *)lg);
     unlink(conf);
-    snprintf(text, sizeof(text), "%s/lock", dir);
-    unlink(text);
-    rmdir(dir);
+    /* With what the spawns left: the DMs' records and pid files. */
+    xlrt_tree_remove(dir);
     free(pargv[0]);
     free(bare);
     free(full);

@@ -4,7 +4,7 @@
 # BENCH_SPAWN_ROUNDS spawns of each kind (default 2000).
 BENCH_SPAWN_BIN := $(BUILD)/bench/bench_spawn
 
-$(BENCH_SPAWN_BIN): $(call obj,bench/bench_spawn.c) $(LIB_A)
+$(BENCH_SPAWN_BIN): $(call obj,bench/bench_spawn.c tests/lib/xlrt_tree.c) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lpthread
 

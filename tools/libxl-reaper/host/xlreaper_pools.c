@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,10 +57,11 @@ void xlreaper__file_pool_calc(const xlreaper__file_pool_in *in,
             in->file_max / out->per_dm + (in->file_max % out->per_dm != 0);
 }
 
-/* A decimal number of /proc/sys, or -1. */
+/* A decimal number of /proc/sys (one line), or -1. */
 static int read_sysctl(const char *dir, const char *name, uint64_t *v)
 {
-    char path[256], buf[64], *end;
+    char path[256], buf[64];
+    unsigned long u;
     ssize_t n;
     int fd;
 
@@ -67,15 +69,13 @@ static int read_sysctl(const char *dir, const char *name, uint64_t *v)
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    n = read(fd, buf, sizeof(buf) - 1);
+    n = xlreaper__read_all(fd, buf, sizeof(buf) - 1);
     close(fd);
-    if (n <= 0)
+    if (n > 0 && buf[n - 1] == '\n')
+        n--;
+    if (n <= 0 || xlreaper__parse_ulong(buf, (size_t)n, ULONG_MAX, &u))
         return -1;
-    buf[n] = '\0';
-    errno = 0;
-    *v = strtoull(buf, &end, 10);
-    if (errno || end == buf || (*end && *end != '\n' && *end != '\t'))
-        return -1;
+    *v = u;
     return 0;
 }
 

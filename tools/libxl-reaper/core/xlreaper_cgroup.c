@@ -49,34 +49,6 @@ int xlreaper__cgroup_check(xlreaper_ctx *ctx, uint32_t domid, const char *path)
     return 0;
 }
 
-/* 1 if dir's cgroup.events says "populated 1", 0 if not, or an error. */
-static int populated(xlreaper_ctx *ctx, uint32_t domid, const char *dir)
-{
-    char path[4200], buf[256];
-    ssize_t n;
-    int fd;
-
-    snprintf(path, sizeof(path), "%s/cgroup.events", dir);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        LOGED(ERROR, domid, "%s", path);
-        return XLREAPER_ERROR_FAIL;
-    }
-    n = xlreaper__read_all(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n < 0) {
-        LOGED(ERROR, domid, "%s", path);
-        return XLREAPER_ERROR_FAIL;
-    }
-    buf[n] = '\0';
-    if (strstr(buf, "populated 1"))
-        return 1;
-    if (strstr(buf, "populated 0"))
-        return 0;
-    LOGD(ERROR, domid, "%s: no populated line", path);
-    return XLREAPER_ERROR_FAIL;
-}
-
 /* dir/name's text, up to size - 1 bytes, NUL-terminated: 0 or -errno. */
 static int read_small(const char *dir, const char *name, char *buf,
                       size_t size)
@@ -96,6 +68,25 @@ static int read_small(const char *dir, const char *name, char *buf,
         return -e;
     buf[n] = '\0';
     return 0;
+}
+
+/* 1 if dir's cgroup.events says "populated 1", 0 if not, or an error. */
+static int populated(xlreaper_ctx *ctx, uint32_t domid, const char *dir)
+{
+    char buf[256];
+    int r = read_small(dir, "cgroup.events", buf, sizeof(buf));
+
+    if (r) {
+        errno = -r;
+        LOGED(ERROR, domid, "%s/cgroup.events", dir);
+        return XLREAPER_ERROR_FAIL;
+    }
+    if (strstr(buf, "populated 1"))
+        return 1;
+    if (strstr(buf, "populated 0"))
+        return 0;
+    LOGD(ERROR, domid, "%s/cgroup.events: no populated line", dir);
+    return XLREAPER_ERROR_FAIL;
 }
 
 /* text to dir/name: 0 or -errno. */

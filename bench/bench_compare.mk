@@ -48,7 +48,7 @@ BENCH_CMP_TARGETS := build/lib/libxlreaper.a build/bin/xl-reaper \
 	build/bench/progs/bench_tasks build/bench/progs/bench_racer \
 	build/bench/progs/bench_barekill build/bench/progs/bench_true
 BENCH_CMP_LIBSRCS := bench/lib/bench.c tests/lib/xlrt_kcount.c tests/lib/xlrt_tree.c \
-	tests/lib/xlrt_daemon.c tests/lib/xlrt_fuse.c
+	tests/lib/xlrt_daemon.c tests/lib/xlrt_caps.c tests/lib/xlrt_fuse.c
 
 # The base's tree, once per commit (the directory is named after it).
 $(BENCH_CMP_DIR)/.built:

@@ -5,7 +5,7 @@
 BENCH_DAEMON := $(BUILD)/bench/bench_daemon
 
 $(BENCH_DAEMON): $(call obj,bench/bench_daemon.c bench/lib/bench_dfix.c \
-		tests/lib/xlrt_daemon.c tests/lib/xlrt_tree.c) $(LIB_A)
+		tests/lib/xlrt_daemon.c tests/lib/xlrt_caps.c tests/lib/xlrt_tree.c) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lpthread
 
@@ -21,7 +21,7 @@ BENCH_EXTRA_BINS += $(BENCH_DAEMON) $(XLRD_BIN) $(TEST_PROGS)
 BENCH_DAEMON_FAULTS := $(BUILD)/bench/bench_daemon_faults
 
 $(BENCH_DAEMON_FAULTS): $(call obj,bench/bench_daemon_faults.c \
-		bench/lib/bench_dfix.c tests/lib/xlrt_daemon.c tests/lib/xlrt_tree.c) $(LIB_A)
+		bench/lib/bench_dfix.c tests/lib/xlrt_daemon.c tests/lib/xlrt_caps.c tests/lib/xlrt_tree.c) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lpthread
 

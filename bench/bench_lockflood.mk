@@ -7,7 +7,7 @@
 BENCH_LOCKFLOOD := $(BUILD)/bench/bench_lockflood
 
 $(BENCH_LOCKFLOOD): $(call obj,bench/bench_lockflood.c \
-		tests/lib/xlrt_daemon.c) $(BENCH_LIB_OBJS) $(LIB_A)
+		tests/lib/xlrt_daemon.c tests/lib/xlrt_caps.c) $(BENCH_LIB_OBJS) $(LIB_A)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS_ALL) -o $@ $^ $(PKG_LIBS) -lpthread -lm
 

@@ -10,11 +10,16 @@
  * xlreaper_lock_acquire.  Census, waiter and a fork racer in a DM uid
  * share one CPU, as on a dom0 with few vCPUs and a hostile DM.  The
  * census runs at nice -20, as a reap does (the daemon's reaps one after
- * another), and the waiter, once it waits, at nice 19: woken by a
- * release it cannot preempt the census, which has taken the lock again
- * before the waiter runs, unless it leaves the waiter its turn.  (A
+ * another), and the waiter, once it waits, at nice 0 under SCHED_BATCH:
+ * woken by a release it cannot preempt the census (the kernel lets no
+ * batch task preempt on wakeup), which has taken the lock again before
+ * the waiter runs, unless it leaves the waiter its turn.  (A plain
  * nice-0 waiter is enough on Debian 12's kernel, docs/facts.md F17;
- * this host's newer one lets it in.)  Nothing here reads /proc/locks:
+ * this host's newer one lets it in.)  Batch, not nice 19, which a
+ * CPU-bound task at nice 0 (the racer, or anything else on the CPU)
+ * outweighs 68 to 1: a nice-19 waiter then waited for a slice for
+ * longer than any turn (289 ms once; seconds beside an e2e boot),
+ * which says nothing of the lock.  Nothing here reads /proc/locks:
  * the waiter's state is its own system call, and the lock's holder and
  * our waiters are asked of the lock file, as the library asks.
  *
@@ -117,7 +122,8 @@ static long in_syscall(pid_t pid)
  * moment, and writes when it asked for it and when it had it
  * (xlreaper__now_us's clock) to wfd.  At nice -20 (the census's,
  * inherited) until it waits, so that it asks on time on a CPU the
- * census and the racer share; the renicer then makes it nice 19. */
+ * census and the racer share; the renicer then makes it a batch task
+ * at nice 0. */
 static void waiter_child(waiter_kind kind, int wfd)
 {
     const xlreaper_config *cfg = xlreaper_config_get(S.r.ctx);
@@ -151,12 +157,23 @@ static void waiter_child(waiter_kind kind, int wfd)
 }
 
 /* The renicer's child side: once waiter w of kind waits for the lock,
- * makes it nice 19, so that, woken by a release, it cannot preempt the
- * census, as libxl's reaper at the default priority could not preempt
- * a nice -20 daemon on Debian 12's kernel (docs/facts.md F17).  It
+ * makes it a batch task at nice 0, so that, woken by a release, it
+ * cannot preempt the census, as libxl's reaper at the default priority
+ * could not preempt a nice -20 daemon on Debian 12's kernel
+ * (docs/facts.md F17).  It
  * waits blocked in flock, or, one of ours, with its mark seen while it
  * does not hold the lock.  Exits 0 when it did, 1 when w had the lock
  * without being seen waiting, 2 if neither came. */
+/* w at nice 0, and never preempting on wakeup (SCHED_BATCH). */
+static int as_batch(pid_t w)
+{
+    struct sched_param none = { .sched_priority = 0 };
+
+    if (sched_setscheduler(w, SCHED_BATCH, &none) < 0)
+        return -1;
+    return setpriority(PRIO_PROCESS, (id_t)w, 0);
+}
+
 static void renicer_child(waiter_kind kind, pid_t w)
 {
     const xlreaper_config *cfg = xlreaper_config_get(S.r.ctx);
@@ -170,7 +187,7 @@ static void renicer_child(waiter_kind kind, pid_t w)
                          : xlreaper__lock_waiter_seen(fd) && holder != w;
 
         if (waits)
-            _exit(setpriority(PRIO_PROCESS, (id_t)w, 19) == 0 ? 0 : 2);
+            _exit(as_batch(w) == 0 ? 0 : 2);
         if (*S.had)
             _exit(1);
         xlreaper__sleep_us(200);

@@ -64,6 +64,7 @@ typedef struct {
     bool live_fails;
     uint32_t xs_domid; /* dm_pid hook answers for this one */
     long xs_pid;
+    long qd_pid;    /* qdisk_pid hook's answer for xs_domid, if not 0 */
     uint64_t forks; /* forks hook: constant, or counting */
     bool forks_move;
     pid_t procs[40]; /* ours to kill and wait for */
@@ -99,6 +100,16 @@ static int hook_dm_pid(void *opaque, uint32_t domid, long *pid_r)
     if (domid != f->xs_domid)
         return 0;
     *pid_r = f->xs_pid;
+    return 1;
+}
+
+static int hook_qdisk_pid(void *opaque, uint32_t domid, long *pid_r)
+{
+    fx *f = opaque;
+
+    if (domid != f->xs_domid || !f->qd_pid)
+        return 0;
+    *pid_r = f->qd_pid;
     return 1;
 }
 
@@ -1625,6 +1636,21 @@ static void test_two_domains_uids(void **state)
     expect(res, "ids", LIVE, FAIL, "uids 6000003 6000004 6000004 6000004");
 }
 
+/* A root process that sleeps until the fixture kills it. */
+static pid_t root_sleeper(fx *f)
+{
+    pid_t p = fork();
+
+    assert_true(p >= 0);
+    if (p == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        for (;;)
+            pause();
+    }
+    f->procs[f->nprocs++] = p;
+    return p;
+}
+
 /* xenstore's DM pid must be the jailed DM: here it is a root task. */
 static void test_xenstore_pid_not_jailed(void **state)
 {
@@ -1640,20 +1666,44 @@ static void test_xenstore_pid_not_jailed(void **state)
     expect(res, "xenstore", D, PASS, "reachable");
     expect(res, "xenstore_pid", LIVE, PASS, "runs under the DM uid");
 
-    root = fork();
-    assert_true(root >= 0);
-    if (root == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        for (;;)
-            pause();
-    }
-    f->procs[f->nprocs++] = root;
+    root = root_sleeper(f);
     f->xs_pid = root;
     res = run(f, 0);
     expect(res, "xenstore_pid", LIVE, FAIL,
            "runs as uids 0 0 0 0, not under domid 3's uid 6000003: not "
            "jailed");
     assert_int_equal(find(res, "xenstore_pid", LIVE)->pid, root);
+}
+
+/* libxl's qdisk backend of a PV guest: root, as libxl starts it, is
+ * named with its role; under the DM uid it passes; absent, no line. */
+static void test_qdisk_backend(void **state)
+{
+    fx *f = *state;
+    const xlreaper_audit_result *res;
+    pid_t dm, root;
+
+    f->h.dm_pid = hook_dm_pid;
+    f->h.qdisk_pid = hook_qdisk_pid;
+    f->xs_domid = LIVE;
+    dm = start_dm(f, &(dm_spec){ .domid = LIVE });
+    f->xs_pid = dm;
+    res = run(f, 0);
+    for (unsigned i = 0; i < res->num; i++)
+        assert_string_not_equal(res->checks[i].name, "qdisk_backend");
+
+    f->qd_pid = dm;
+    res = run(f, 0);
+    expect(res, "qdisk_backend", LIVE, PASS, "runs under the DM uid");
+
+    root = root_sleeper(f);
+    f->qd_pid = root;
+    res = run(f, 0);
+    expect(res, "qdisk_backend", LIVE, FAIL,
+           "runs as uids 0 0 0 0, not under its uid 6000003: QEMU's PV "
+           "disk backend, unrestricted");
+    assert_int_equal(find(res, "qdisk_backend", LIVE)->pid, root);
+    assert_int_equal(xlreaper_audit_verdict(res), XLREAPER_AUDIT_FAIL);
 }
 
 /*
@@ -2118,6 +2168,7 @@ int main(void)
         T(test_two_domains_uids),
         T(test_xenstore_pid_not_jailed),
         T(test_xenstore_pid_probe),
+        T(test_qdisk_backend),
         T(test_xenstore_that_never_answers),
         T(test_live_unknown),
         T(test_quiet_pass_probes_little),

@@ -486,6 +486,9 @@ static const xlreaper__audit_check_def checks[] = {
     { "xenstore_pid", DOMAIN, NULL,
       "xenstore's device-model-pid runs under the DM uid, or is libxl's "
       "QEMU option probe (known by kernel facts)" },
+    { "qdisk_backend", DOMAIN, NULL,
+      "libxl's qdisk backend QEMU of a PV or PVH guest, if it has one, "
+      "runs under the DM uid, not as root" },
     { "tenant", DOMAIN, NULL,
       "every other process of a live domain's uid is restricted pygrub, "
       "jailed as it should be, while the domain is built" },
@@ -683,6 +686,7 @@ out:
     res->duration_us = xlreaper__now_us() - res->start_us;
     xlreaper_task_list_dispose(&a.tasks);
     free(a.dmpids.pids);
+    free(a.dmpids.qpids);
     return rc;
 }
 

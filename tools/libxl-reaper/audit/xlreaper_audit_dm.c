@@ -789,9 +789,11 @@ static int check_tenant(audit *a, dm_proc *p, long xspid, bool dm_started)
 
 /* ---------- xenstore's device-model-pid ---------- */
 
-static bool is_root(const xlreaper_task *t)
+/* All four uids of t are uid. */
+static bool runs_as(const xlreaper_task *t, uid_t uid)
 {
-    return !t->ruid && !t->euid && !t->suid && !t->fsuid;
+    return t->ruid == uid && t->euid == uid && t->suid == uid &&
+           t->fsuid == uid;
 }
 
 /* libxl 4.20+ records its QEMU option probe's pid there until the DM
@@ -801,12 +803,32 @@ static bool is_libxl_probe(const audit *a, const xlreaper__facts *fc)
 {
     struct stat q;
 
-    if (!fc->done || !fc->threads.num || !is_root(&fc->threads.tasks[0]) ||
+    if (!fc->done || !fc->threads.num || !runs_as(&fc->threads.tasks[0], 0) ||
         fc->nxen || fc->link[XLREAPER__LINK_EXE].err ||
         stat(a->cfg->qemu_path, &q) < 0)
         return false;
     return fc->link[XLREAPER__LINK_EXE].dev == q.st_dev &&
            fc->link[XLREAPER__LINK_EXE].ino == q.st_ino;
+}
+
+/* The kernel's facts of pid, which root recorded for domid as what:
+ * 0 with *fc holding its threads; 1 once name's line says it could not
+ * be read in time, or is gone; or an error. */
+static int read_recorded(audit *a, const char *name, uint32_t domid, uid_t uid,
+                         long pid, const char *what, xlreaper__facts *fc)
+{
+    int rc = xlreaper__facts_read(a->ctx, &a->reader, (pid_t)pid, &a->xd, NULL,
+                                  process_deadline(a), fc);
+
+    if (rc || fc->threads.num)
+        return rc;
+    rc = fc->timed_out
+             ? ADD(a, name, domid, uid, (pid_t)pid, XLREAPER_AUDIT_UNKNOWN,
+                   "%s %ld: its /proc did not answer in time", what, pid)
+             : ADD(a, name, domid, uid, (pid_t)pid, XLREAPER_AUDIT_SKIP,
+                   "%s %ld does not exist", what, pid);
+    xlreaper__facts_dispose(fc);
+    return rc ? rc : 1;
 }
 
 static int check_xs_pid(audit *a, uint32_t domid, uid_t uid, long xspid,
@@ -826,28 +848,14 @@ static int check_xs_pid(audit *a, uint32_t domid, uid_t uid, long xspid,
     if (xspid < 0)
         return ADD(a, "xenstore_pid", domid, uid, 0, XLREAPER_AUDIT_UNKNOWN,
                    "xenstore's image/device-model-pid is not a pid");
-    rc = xlreaper__facts_read(a->ctx, &a->reader, (pid_t)xspid, &a->xd, NULL,
-                              process_deadline(a), &fc);
+    rc = read_recorded(a, "xenstore_pid", domid, uid, xspid,
+                       "xenstore's device-model-pid", &fc);
     if (rc)
-        return rc;
-    if (!fc.threads.num) {
-        rc =
-            fc.timed_out
-                ? ADD(a, "xenstore_pid", domid, uid, (pid_t)xspid,
-                      XLREAPER_AUDIT_UNKNOWN,
-                      "xenstore's device-model-pid %ld: its /proc did not "
-                      "answer in time",
-                      xspid)
-                : ADD(a, "xenstore_pid", domid, uid, (pid_t)xspid,
-                      XLREAPER_AUDIT_SKIP,
-                      "xenstore's device-model-pid %ld does not exist", xspid);
-        xlreaper__facts_dispose(&fc);
-        return rc;
-    }
+        return rc < 0 ? rc : 0;
     t = &fc.threads.tasks[0];
     /* What libxl kills on destroy when it finds no uid: it must be
      * jailed like the rest. */
-    if (t->ruid == uid && t->euid == uid && t->suid == uid && t->fsuid == uid)
+    if (runs_as(t, uid))
         rc = ADD(
             a, "xenstore_pid", domid, uid, (pid_t)xspid, XLREAPER_AUDIT_PASS,
             "xenstore's device-model-pid %ld runs under the DM uid", xspid);
@@ -867,6 +875,48 @@ static int check_xs_pid(audit *a, uint32_t domid, uid_t uid, long xspid,
                  xspid, t->comm, (unsigned long)t->ruid,
                  (unsigned long)t->euid, (unsigned long)t->suid,
                  (unsigned long)t->fsuid, domid, (unsigned long)uid);
+    xlreaper__facts_dispose(&fc);
+    return rc;
+}
+
+/*
+ * libxl's qdisk backend: the second QEMU libxl starts for a PV or PVH
+ * guest whose disk blkback cannot serve (qcow2, backendtype=qdisk), a
+ * 9pfs share or PV USB: always the built-in QEMU, never the domain's
+ * device model (so never the wrapper), unrestricted, as root
+ * (libxl__spawn_qemu_xenpv_backend).  A guest that exploits QEMU's
+ * PV block backend is root in dom0: said, with its role, so that
+ * osstest sees it.  No line when the domain has none.
+ */
+static int check_qdisk_pid(audit *a, uint32_t domid, uid_t uid, long qpid)
+{
+    xlreaper__facts fc;
+    const xlreaper_task *t;
+    int rc;
+
+    if (!a->dmpids.reachable || qpid == 0)
+        return 0;
+    if (qpid < 0)
+        return ADD(a, "qdisk_backend", domid, uid, 0, XLREAPER_AUDIT_UNKNOWN,
+                   "libxl's qdisk-backend-pid is not a pid");
+    rc = read_recorded(a, "qdisk_backend", domid, uid, qpid,
+                       "libxl's qdisk-backend-pid", &fc);
+    if (rc)
+        return rc < 0 ? rc : 0;
+    t = &fc.threads.tasks[0];
+    if (runs_as(t, uid))
+        rc = ADD(
+            a, "qdisk_backend", domid, uid, (pid_t)qpid, XLREAPER_AUDIT_PASS,
+            "libxl's qdisk backend, pid %ld, runs under the DM uid", qpid);
+    else
+        rc = ADD(a, "qdisk_backend", domid, uid, (pid_t)qpid,
+                 XLREAPER_AUDIT_FAIL,
+                 "libxl's qdisk backend for domid %u, pid %ld (%s), runs as "
+                 "uids %lu %lu %lu %lu, not under its uid %lu: QEMU's PV "
+                 "disk backend, unrestricted, serving the guest",
+                 domid, qpid, t->comm, (unsigned long)t->ruid,
+                 (unsigned long)t->euid, (unsigned long)t->suid,
+                 (unsigned long)t->fsuid, (unsigned long)uid);
     xlreaper__facts_dispose(&fc);
     return rc;
 }
@@ -1002,6 +1052,7 @@ typedef struct {
     uid_t uid;
     gid_t gid;
     long xspid;  /* xenstore's device-model-pid, or 0 */
+    long qpid;   /* libxl's qdisk-backend-pid, or 0 */
     pid_t *pids; /* the processes of the uid */
     unsigned n;
     dm_proc *ps; /* those, and the recorded DM even outside the uid */
@@ -1121,6 +1172,8 @@ static int say_dm(audit *a, const dom_check *c)
     if (!rc)
         rc =
             check_xs_pid(a, c->domid, c->uid, c->xspid, n, n ? c->pids[0] : 0);
+    if (!rc)
+        rc = check_qdisk_pid(a, c->domid, c->uid, c->qpid);
 out:
     xlreaper__sb_dispose(&sb);
     return rc;
@@ -1168,9 +1221,9 @@ static int judge_procs(audit *a, const dom_check *c)
     return rc;
 }
 
-static int check_domain(audit *a, uint32_t domid, long xspid)
+static int check_domain(audit *a, uint32_t domid, long xspid, long qpid)
 {
-    dom_check c = { .domid = domid, .xspid = xspid };
+    dom_check c = { .domid = domid, .xspid = xspid, .qpid = qpid };
     xlreaper__dmrec rec = { 0 };
     xlreaper__facts recfacts = { 0 };
     xlreaper__audit_expect exp;
@@ -1214,7 +1267,8 @@ int xlreaper__audit_domains(audit *a, xlreaper__audit_dm *unused)
     if (a->live_known) {
         for (unsigned i = 0; !rc && i < res->num_live; i++)
             rc = check_domain(a, res->live[i],
-                              a->dmpids.pids ? a->dmpids.pids[i] : 0);
+                              a->dmpids.pids ? a->dmpids.pids[i] : 0,
+                              a->dmpids.qpids ? a->dmpids.qpids[i] : 0);
         return rc;
     }
     ds = calloc(a->tasks.num + 1, sizeof(*ds));
@@ -1230,7 +1284,7 @@ int xlreaper__audit_domains(audit *a, xlreaper__audit_dm *unused)
     }
     qsort(ds, nd, sizeof(*ds), xlreaper__audit_cmp_u32);
     for (unsigned i = 0; !rc && i < nd; i++)
-        rc = check_domain(a, ds[i], 0);
+        rc = check_domain(a, ds[i], 0, 0);
     free(ds);
     return rc;
 }

@@ -33,6 +33,9 @@ typedef struct {
     /* xenstore's image/device-model-pid of domid, instead of xenstore:
      * 1 and *pid_r, 0 when absent, negative when unreachable. */
     int (*dm_pid)(void *opaque, uint32_t domid, long *pid_r);
+    /* libxl's /libxl/<domid>/qdisk-backend-pid, the same way (only read
+     * when dm_pid is set; NULL: absent for every domain). */
+    int (*qdisk_pid)(void *opaque, uint32_t domid, long *pid_r);
     /* The host's count of tasks ever created, instead of /proc/stat. */
     int (*forks)(void *opaque, uint64_t *forks_r);
     void *opaque;
@@ -232,10 +235,11 @@ typedef struct {
     bool reachable;
     char why[256]; /* when not */
     long *pids;    /* per domid asked: pid, 0 absent, -1 bad */
+    long *qpids;   /* the same of libxl's qdisk backend */
 } xlreaper__audit_dmpids;
 
-/* Reads image/device-model-pid of each domid, in a thread given
- * timeout_ms to answer.  0 or _NOMEM. */
+/* Reads image/device-model-pid and libxl's qdisk-backend-pid of each
+ * domid, in a thread given timeout_ms to answer.  0 or _NOMEM. */
 _hidden int xlreaper__audit_dm_pids(xlreaper_ctx *ctx,
                                     const xlreaper__audit_hooks *h,
                                     unsigned timeout_ms,

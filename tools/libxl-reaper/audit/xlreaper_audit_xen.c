@@ -293,6 +293,7 @@ typedef struct {
     int err;          /* errno of the step that failed, or 0 */
     const char *step; /* static */
     long *pids;
+    long *qpids;
 } xs_job;
 
 static void job_free(void *data)
@@ -301,6 +302,7 @@ static void job_free(void *data)
 
     free(j->domids);
     free(j->pids);
+    free(j->qpids);
     free(j);
 }
 
@@ -337,17 +339,18 @@ static int xs_list(struct xs_handle *h, xs_job *j)
     return 0;
 }
 
-/* In the worker: one device-model-pid; its value is xenstore's, which
- * only dom0 can write, but is parsed as strictly as anything else. */
-static int xs_pid(struct xs_handle *h, uint32_t domid, long *pid_r)
+/* In the worker: one pid root recorded (path's format takes the
+ * domid); its value is xenstore's, which only dom0 can write, but is
+ * parsed as strictly as anything else. */
+static int xs_pid(struct xs_handle *h, const char *fmt, uint32_t domid,
+                  long *pid_r)
 {
     char path[64];
     unsigned len = 0;
     unsigned long v;
     char *val;
 
-    snprintf(path, sizeof(path), "/local/domain/%u/image/device-model-pid",
-             domid);
+    snprintf(path, sizeof(path), fmt, domid);
     val = xs_read(h, XBT_NULL, path, &len);
     if (!val) {
         if (errno == ENOENT) {
@@ -378,14 +381,21 @@ static void xs_reads(struct xs_handle *h, void *data)
         goto out;
     }
     j->pids = calloc(j->num ? j->num : 1, sizeof(long));
-    if (!j->pids) {
+    j->qpids = calloc(j->num ? j->num : 1, sizeof(long));
+    if (!j->pids || !j->qpids) {
         err = ENOMEM;
         j->step = "allocating";
         goto out;
     }
     for (unsigned i = 0; i < j->num && !err; i++)
-        if ((err = xs_pid(h, j->domids[i], &j->pids[i])))
+        if ((err = xs_pid(h, "/local/domain/%u/image/device-model-pid",
+                          j->domids[i], &j->pids[i])))
             j->step = "reading device-model-pid";
+    /* libxl_dm.c's libxl__spawn_qemu_xenpv_backend records it there. */
+    for (unsigned i = 0; i < j->num && !err; i++)
+        if ((err = xs_pid(h, "/libxl/%u/qdisk-backend-pid", j->domids[i],
+                          &j->qpids[i])))
+            j->step = "reading qdisk-backend-pid";
 
 out:
     j->err = err;
@@ -438,13 +448,17 @@ int xlreaper__audit_dm_pids(xlreaper_ctx *ctx, const xlreaper__audit_hooks *h,
 
     memset(out, 0, sizeof(*out));
     out->pids = calloc(num ? num : 1, sizeof(long));
-    if (!out->pids)
+    out->qpids = calloc(num ? num : 1, sizeof(long));
+    if (!out->pids || !out->qpids)
         return XLREAPER_ERROR_NOMEM;
 
     if (h && h->dm_pid) {
         out->reachable = true;
         for (unsigned i = 0; i < num; i++) {
             rc = h->dm_pid(h->opaque, domids[i], &out->pids[i]);
+            if (rc >= 0 && h->qdisk_pid &&
+                h->qdisk_pid(h->opaque, domids[i], &out->qpids[i]) <= 0)
+                out->qpids[i] = 0;
             if (rc < 0) {
                 out->reachable = false;
                 snprintf(out->why, sizeof(out->why),
@@ -474,6 +488,7 @@ int xlreaper__audit_dm_pids(xlreaper_ctx *ctx, const xlreaper__audit_hooks *h,
     } else {
         out->reachable = true;
         memcpy(out->pids, j->pids, num * sizeof(long));
+        memcpy(out->qpids, j->qpids, num * sizeof(long));
     }
     job_free(j);
     return 0;

@@ -156,14 +156,6 @@ static void waiter_child(waiter_kind kind, int wfd)
     _exit(0); /* the lock goes with the descriptor */
 }
 
-/* The renicer's child side: once waiter w of kind waits for the lock,
- * makes it a batch task at nice 0, so that, woken by a release, it
- * cannot preempt the census, as libxl's reaper at the default priority
- * could not preempt a nice -20 daemon on Debian 12's kernel
- * (docs/facts.md F17).  It
- * waits blocked in flock, or, one of ours, with its mark seen while it
- * does not hold the lock.  Exits 0 when it did, 1 when w had the lock
- * without being seen waiting, 2 if neither came. */
 /* w at nice 0, and never preempting on wakeup (SCHED_BATCH). */
 static int as_batch(pid_t w)
 {
@@ -174,6 +166,14 @@ static int as_batch(pid_t w)
     return setpriority(PRIO_PROCESS, (id_t)w, 0);
 }
 
+/* The renicer's child side: once waiter w of kind waits for the lock,
+ * makes it a batch task at nice 0, so that, woken by a release, it
+ * cannot preempt the census, as libxl's reaper at the default priority
+ * could not preempt a nice -20 daemon on Debian 12's kernel
+ * (docs/facts.md F17).  It waits blocked in flock, or, one of ours,
+ * with its mark seen while it does not hold the lock.  Exits 0 when it
+ * did, 1 when w had the lock without being seen waiting, 2 if neither
+ * came. */
 static void renicer_child(waiter_kind kind, pid_t w)
 {
     const xlreaper_config *cfg = xlreaper_config_get(S.r.ctx);

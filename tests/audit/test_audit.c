@@ -2091,15 +2091,18 @@ static void test_ts_script(void **state)
     assert_int_equal(access(tap, R_OK), 0);
     free(tap);
 
-    /* What a host that passes says, and a TAP cut short. */
+    /* What a host that passes says, its stderr kept apart from the
+     * TAP, and a TAP cut short. */
     fake = xlrt_write_file(f->dir, "pass.sh",
                            "echo 'TAP version 13'; echo 1..2;"
-                           "echo 'ok 1 - a'; echo 'ok 2 - b';"
+                           "echo 'ok 1 - a'; echo 'a warning' >&2;"
+                           "echo 'ok 2 - b';"
                            "echo '# audit: PASS: 0 violations'; exit 0\n");
     snprintf(cmd, sizeof(cmd), "/bin/sh %s", fake);
     assert_int_equal(ts(f, cmd, NULL, &out), 0);
     assert_non_null(strstr(out, "localhost (after-start): every DM jailed"));
     assert_non_null(strstr(out, "(after-start): PASS: 0 violations"));
+    assert_non_null(strstr(out, "(after-start): stderr: a warning"));
     free(out);
     free(fake);
     fake = xlrt_write_file(f->dir, "cut.sh",

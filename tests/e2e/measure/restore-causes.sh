@@ -5,16 +5,15 @@
 # restricted QEMU 7.2 now and then aborts in 09 ("xen_add_to_physmap:
 # Assertion `p && p == memory_region_get_ram_ptr(mr)' failed", just
 # after "Replacing a dummy mapcache entry"), and whether the wrapper is
-# the cause.  Rounds of create, resume, save, restore, each way:
-#   wrap1-now   the wrapper with add_dm_restrict = 1, saved as soon as
-#               resumed (09's way)
-#   wrap1-late  the same, saved after the guest ran LATE_S seconds
-#               (hvmloader has placed the VGA's framebuffer by then)
-#   shim-late   libvirt's own line, QEMU as root, no wrapper
-#   xl-late     xl and libxl's own dm_restrict = 1: no wrapper, no libvirt
-# or, where OUT/e2e/measure/restore-variants exists (prepare-restore
-# VARIANT:RUN_S...), those: wrap1, wrap0, shim or xl, each saved RUN_S
-# seconds after it was resumed.
+# the cause.  Rounds of create, resume, save, restore, each of the
+# variants VARIANT:RUN_S (prepare-restore's arguments), saved RUN_S
+# seconds after its resume; each round's line is named VARIANT-RUN_Ss:
+#   wrap1  the wrapper with add_dm_restrict = 1
+#   wrap0  the wrapper with add_dm_restrict = 0
+#   shim   libvirt's own line, QEMU as root, no wrapper
+#   xl     xl and libxl's own dm_restrict = 1: no wrapper, no libvirt
+# Without arguments: wrap1 at LATE_S (20) and at 0 (09's way before it
+# waited), shim and xl at LATE_S.
 # For each restore: its outcome, and what the restored QEMU said of
 # the framebuffer (it replaces a dummy mapcache entry only when the
 # saved VGA had its framebuffer mapped).  Findings are "E2E #" lines.
